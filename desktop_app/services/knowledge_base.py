@@ -1,0 +1,249 @@
+"""The one facade the window and the CLI use. Qt-free.
+
+Blocking work runs on named single-thread executors: ``folio-index`` (scan, embed,
+write; PDF parsing itself happens in worker processes), ``folio-query`` (search and
+library reads) and ``folio-llm`` (the one thread that owns the Llama instance).
+Worker threads hand events back to the event loop with ``call_soon_threadsafe``;
+each operation has its own cancel flag, and ``cancel()`` raises all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from desktop_app.core import paths
+from desktop_app.core import settings as settings_mod
+from desktop_app.core.errors import KnownError
+from desktop_app.core.settings import Settings
+from desktop_app.core.store import Store
+from desktop_app.core.types import (
+    AnswerEvent,
+    AnswerFailed,
+    DocumentInfo,
+    IndexEvent,
+    Passage,
+    SourceState,
+)
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_DONE = object()
+
+
+class KnowledgeBase:
+    def __init__(
+        self,
+        db_path: Path | str | None = None,
+        settings: Settings | None = None,
+        *,
+        embedder: Any | None = None,
+        generator: Any | None = None,
+    ) -> None:
+        self.settings = settings or settings_mod.load()
+        self.db_path = Path(db_path) if db_path else paths.default_db_path()
+        self._store: Store | None = None
+        self._embedder = embedder
+        self._generator = generator
+        self._retriever: Any = None
+        self._lock = threading.Lock()
+        self._index_pool = ThreadPoolExecutor(1, thread_name_prefix="folio-index")
+        self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="folio-query")
+        self._llm_pool = ThreadPoolExecutor(1, thread_name_prefix="folio-llm")
+        self._active: set[threading.Event] = set()
+
+    # ------------------------------------------------------------------ lazy parts (worker threads)
+
+    @property
+    def store(self) -> Store:
+        with self._lock:
+            if self._store is None:
+                self._store = Store(self.db_path)
+            return self._store
+
+    @property
+    def embedder(self) -> Any:
+        with self._lock:
+            if self._embedder is None:
+                from desktop_app.core import models
+                from desktop_app.core.embed import OnnxEmbedder
+
+                model, tokenizer = models.resolve_embedder(self.settings.embedder)
+                self._embedder = OnnxEmbedder(model, tokenizer)
+            return self._embedder
+
+    @property
+    def retriever(self) -> Any:
+        embedder = self.embedder
+        store = self.store
+        with self._lock:
+            if self._retriever is None:
+                from desktop_app.core.retrieve import Retriever
+
+                self._retriever = Retriever(store, embedder)
+            return self._retriever
+
+    def generator(self) -> Any:
+        """The answer model; only ever called on the folio-llm thread."""
+        if self._generator is None:
+            from desktop_app.core import models
+            from desktop_app.core.generate import LlamaGenerator
+
+            path = models.resolve_answer_model(self.settings.answer_model)
+            self._generator = LlamaGenerator(
+                path, context_tokens=self.settings.context_tokens, threads=self.settings.threads
+            )
+        return self._generator
+
+    # ------------------------------------------------------------------ streaming bridge
+
+    async def _stream(
+        self, pool: ThreadPoolExecutor, work: Callable[[Callable[[Any], None], Callable[[], bool]], Any]
+    ) -> AsyncIterator[Any]:
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        cancel = threading.Event()
+        self._active.add(cancel)
+
+        def emit(event: Any) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, event)
+
+        def job() -> None:
+            try:
+                work(emit, cancel.is_set)
+                emit((_DONE, None))
+            except BaseException as exc:  # handed to the event loop and re-raised there
+                emit((_DONE, exc))
+
+        future = loop.run_in_executor(pool, job)
+        try:
+            while True:
+                item = await queue.get()
+                if isinstance(item, tuple) and len(item) == 2 and item[0] is _DONE:
+                    if item[1] is not None:
+                        raise item[1]
+                    break
+                yield item
+        finally:
+            cancel.set()
+            self._active.discard(cancel)
+            if not future.done():
+                # The consumer stopped early: let the worker notice the flag and finish.
+                await asyncio.shield(future)
+
+    async def _call(self, pool: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(pool, fn)
+
+    # ------------------------------------------------------------------ API
+
+    async def index(
+        self, folder: str | Path, passwords: dict[str, str] | None = None
+    ) -> AsyncIterator[IndexEvent]:
+        folder = Path(folder).expanduser()
+        if not folder.is_dir():
+            raise KnownError(f"{folder} is not a folder.", "Pick a folder that holds PDF files.")
+
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            from desktop_app.core.indexing import Indexer
+
+            indexer = Indexer(self.store, self.embedder, parse_timeout_s=self.settings.parse_timeout_s)
+            emit(indexer.run(folder, emit, cancelled, passwords))
+
+        async for event in self._stream(self._index_pool, work):
+            yield event
+
+    async def reindex(self) -> AsyncIterator[IndexEvent]:
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            from desktop_app.core.indexing import Indexer
+
+            Indexer(self.store, self.embedder).reindex(emit, cancelled)
+
+        async for event in self._stream(self._index_pool, work):
+            yield event
+
+    async def search(self, query: str, k: int = 10) -> list[Passage]:
+        return await self._call(self._query_pool, lambda: self.retriever.search(query, k).passages)
+
+    async def ask(
+        self, question: str, *, style: str | None = None, max_tokens: int | None = None
+    ) -> AsyncIterator[AnswerEvent]:
+        from desktop_app.core import answering
+
+        settings = self.settings
+        if style:
+            settings = settings.replace(citation_style=style)
+        if max_tokens:
+            settings = settings.replace(max_tokens=max_tokens)
+
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            try:
+                retriever = self.retriever
+            except KnownError as exc:
+                emit(AnswerFailed(error=str(exc), known=True))
+                return
+            answering.answer(
+                question, retriever=retriever, store=self.store, generator_factory=self.generator,
+                settings=settings, emit=emit, should_cancel=cancelled,
+            )
+
+        async for event in self._stream(self._llm_pool, work):
+            yield event
+
+    async def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:
+        """Raw streamed completion from the answer model (no retrieval, no citations)."""
+
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            for delta in self.generator().stream(
+                messages, max_tokens=max_tokens, temperature=self.settings.temperature,
+                should_cancel=cancelled,
+            ):
+                emit(delta)
+
+        async for delta in self._stream(self._llm_pool, work):
+            yield delta
+
+    async def embedding(self, text: str) -> list[float]:
+        vec = await self._call(self._query_pool, lambda: self.embedder.embed([text])[0])
+        return [float(x) for x in vec]
+
+    def cancel(self) -> None:
+        for flag in list(self._active):
+            flag.set()
+
+    async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]:
+        where = str(Path(folder).expanduser().resolve()) if folder else None
+        return await self._call(self._query_pool, lambda: self.store.documents(where))
+
+    async def source_state(self, chunk_id: str, doc_id: str) -> SourceState:
+        from desktop_app.core.history import source_state
+
+        return await self._call(self._query_pool, lambda: source_state(self.store, chunk_id, doc_id))
+
+    async def history(self) -> list[dict[str, Any]]:
+        return await self._call(self._query_pool, self.store.answers)
+
+    async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
+        from desktop_app.core.history import annotate_staleness
+
+        def read() -> dict[str, Any] | None:
+            record = self.store.answer(answer_id)
+            return annotate_staleness(self.store, record) if record else None
+
+        return await self._call(self._query_pool, read)
+
+    async def delete_answer(self, answer_id: str) -> bool:
+        return await self._call(self._query_pool, lambda: self.store.delete_answer(answer_id))
+
+    async def close(self) -> None:
+        self.cancel()
+        for pool in (self._index_pool, self._query_pool, self._llm_pool):
+            pool.shutdown(wait=True, cancel_futures=True)
+        if self._store is not None:
+            self._store.close()
+            self._store = None

@@ -1,0 +1,1 @@
+"""Widgets. Reaches the backends only through desktop_app.services."""

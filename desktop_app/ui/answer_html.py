@@ -1,0 +1,282 @@
+"""Render answer turns as the rich text a QTextBrowser shows. Qt-free.
+
+Valid markers become ``<a href="cite:ID?turn=N">`` superscript chips with a tooltip;
+hallucinated markers are struck through in red; sentences carry a coloured underline
+for their verdict; suggested sources are chips marked "inferred by Folio" (the view
+gives them a dashed underline, which Qt's HTML subset cannot express).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from desktop_app.core.types import ClaimVerdict, SourcePayload, Verdict
+from desktop_app.ui.answer_model import AnswerTurn, MarkerCluster, TurnState
+
+HALLUCINATED_TIP = "not among the sources given to the model"
+SUGGESTED_TIP = "inferred by Folio: the model did not cite this source; Folio suggests it"
+NO_BASIS_TEXT = "The documents hold no basis for this question — verify manually"
+VERDICT_WORDS = {
+    Verdict.SUPPORTED: "supported by the cited passage",
+    Verdict.PARTIAL: "only partly supported by the cited passage",
+    Verdict.UNSUPPORTED: "not supported by the cited passage",
+    Verdict.UNCITED: "a claim without a citation",
+}
+LEGEND = (
+    "Underline: green = supported, amber = partly supported, "
+    "red = not supported by the cited passage, grey = no citation"
+)
+
+
+@dataclass(frozen=True)
+class Colours:
+    """Colour names derived from the window palette (light or dark)."""
+
+    text: str = "#1f1f1f"
+    muted: str = "#6b6b6b"
+    link: str = "#1a56b0"
+    chip_bg: str = "#dce8fb"
+    chip_fg: str = "#1a4f9c"
+    suggest_bg: str = "#f3ecfb"
+    suggest_fg: str = "#6a3fa0"
+    bad: str = "#c62828"
+    banner_bg: str = "#fff4d6"
+    banner_fg: str = "#6b4b00"
+    question_bg: str = "#eef1f5"
+    supported: str = "#2e7d32"
+    partial: str = "#d49100"
+    unsupported: str = "#c62828"
+    uncited: str = "#8a8a8a"
+
+    def verdict(self, verdict: Verdict) -> str | None:
+        return {
+            Verdict.SUPPORTED: self.supported,
+            Verdict.PARTIAL: self.partial,
+            Verdict.UNSUPPORTED: self.unsupported,
+            Verdict.UNCITED: self.uncited,
+        }.get(verdict)
+
+
+DARK = Colours(
+    text="#e6e6e6",
+    muted="#a0a0a0",
+    link="#8ab4f8",
+    chip_bg="#2b3f5e",
+    chip_fg="#cfe0ff",
+    suggest_bg="#3a2d4d",
+    suggest_fg="#dcc8f5",
+    bad="#ff6b6b",
+    banner_bg="#4a3b12",
+    banner_fg="#ffe2a0",
+    question_bg="#2d3137",
+    supported="#66bb6a",
+    partial="#ffca28",
+    unsupported="#ff6b6b",
+    uncited="#9e9e9e",
+)
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def plain(text: str) -> str:
+    """Escape answer text, keeping its line breaks."""
+    return esc(text).replace("\r\n", "\n").replace("\n", "<br/>")
+
+
+def first_words(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def source_line(source: SourcePayload) -> str:
+    """"Title — p. 47 · 4.2 Warranty" (page label when it differs from the number)."""
+    page = f"p. {source.page_label or source.page}"
+    if source.page_label and source.page_label != str(source.page):
+        page += f" (page {source.page} of the file)"
+    parts = [source.doc_title or source.doc_path.rsplit("/", 1)[-1], page]
+    line = " — ".join(parts)
+    return f"{line} · {source.section}" if source.section else line
+
+
+def citation_tooltip(source: SourcePayload) -> str:
+    return f"{source_line(source)}\n“{first_words(source.text)}”"
+
+
+def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
+    """HTML for one question and its answer (``number`` identifies the turn in links)."""
+    parts = [
+        f'<table width="100%" cellpadding="6" style="background-color:{colours.question_bg};">'
+        f"<tr><td><b>{plain(turn.question)}</b></td></tr></table>"
+    ]
+    if turn.no_basis:
+        parts.append(
+            f'<table width="100%" cellpadding="6" style="background-color:{colours.banner_bg};">'
+            f'<tr><td style="color:{colours.banner_fg};"><b>{esc(NO_BASIS_TEXT)}</b>'
+            f"<br/>{plain(turn.no_basis)}</td></tr></table>"
+        )
+    body = _answer_body(turn, number, colours)
+    if body:
+        parts.append(f"<p>{body}</p>")
+    parts.append(_status_line(turn, colours))
+    parts.append(_source_list(turn, number, colours))
+    return "\n".join(p for p in parts if p)
+
+
+def _status_line(turn: AnswerTurn, colours: Colours) -> str:
+    if turn.state is TurnState.WAITING:
+        return f'<p style="color:{colours.muted};"><i>Searching the documents…</i></p>'
+    if turn.state is TurnState.STREAMING:
+        return f'<p style="color:{colours.muted};"><i>Answering… (Esc stops)</i></p>'
+    if turn.state is TurnState.CANCELLED:
+        return f'<p style="color:{colours.muted};"><i>Stopped.</i></p>'
+    if turn.state is TurnState.FAILED:
+        kind = "" if turn.error_known else " (a bug: details are in the log)"
+        return (
+            f'<p style="color:{colours.bad};"><b>The answer failed{kind}:</b> '
+            f"{plain(turn.error)}</p>"
+        )
+    if turn.verdicts:
+        return f'<p style="color:{colours.muted}; font-size:small;">{esc(LEGEND)}</p>'
+    return ""
+
+
+def _answer_body(turn: AnswerTurn, number: int, colours: Colours) -> str:
+    text = turn.text
+    clusters = {c.start: c for c in turn.clusters()}
+    verdicts = _usable_verdicts(turn.verdicts, len(text))
+    suggestions: dict[int, list[ClaimVerdict]] = {}
+    for verdict in verdicts:
+        if verdict.suggested or verdict.suggested_label:
+            suggestions.setdefault(verdict.sentence_span[1], []).append(verdict)
+    cuts = {0, len(text)}
+    for cluster in clusters.values():
+        cuts.update((cluster.start, cluster.end))
+    for verdict in verdicts:
+        cuts.update(verdict.sentence_span)
+    cuts.update(suggestions)
+    ordered = sorted(c for c in cuts if 0 <= c <= len(text))
+    out: list[str] = []
+    skip_to = 0
+    for start, end in zip(ordered, ordered[1:] + [len(text)], strict=False):
+        if start in suggestions and start >= skip_to:
+            out.extend(_suggestion_chip(turn, v, number, colours) for v in suggestions.pop(start))
+        if start < skip_to or start >= len(text):
+            continue
+        cluster = clusters.get(start)
+        if cluster is not None:
+            out.append(_cluster_html(turn, cluster, number, colours))
+            skip_to = cluster.end
+            continue
+        out.append(_text_html(text[start:end], _verdict_at(verdicts, start), colours))
+    for pending in suggestions.values():
+        out.extend(_suggestion_chip(turn, v, number, colours) for v in pending)
+    return "".join(out)
+
+
+def _usable_verdicts(verdicts: list[ClaimVerdict], limit: int) -> list[ClaimVerdict]:
+    usable: list[ClaimVerdict] = []
+    for verdict in sorted(verdicts, key=lambda v: v.sentence_span):
+        start, end = verdict.sentence_span
+        if 0 <= start < end <= limit and (not usable or start >= usable[-1].sentence_span[1]):
+            usable.append(verdict)
+    return usable
+
+
+def _verdict_at(verdicts: list[ClaimVerdict], position: int) -> ClaimVerdict | None:
+    for verdict in verdicts:
+        if verdict.sentence_span[0] <= position < verdict.sentence_span[1]:
+            return verdict
+    return None
+
+
+def _text_html(fragment: str, verdict: ClaimVerdict | None, colours: Colours) -> str:
+    if verdict is None or not fragment.strip():
+        return plain(fragment)
+    colour = colours.verdict(verdict.verdict)
+    if colour is None:  # not a factual sentence: nothing to flag
+        return plain(fragment)
+    tip = VERDICT_WORDS.get(verdict.verdict, str(verdict.verdict))
+    if verdict.ids:
+        tip += " [" + ", ".join(verdict.ids) + "]"
+    if verdict.score:
+        tip += f" · score {verdict.score:.2f}"
+    if verdict.reason:
+        tip += f"\n{verdict.reason}"
+    tip += f"\n\n{LEGEND}"
+    return (
+        f'<span style="text-decoration: underline; text-decoration-color:{colour};" '
+        f'title="{esc(tip)}">{plain(fragment)}</span>'
+    )
+
+
+def _cluster_html(turn: AnswerTurn, cluster: MarkerCluster, number: int, colours: Colours) -> str:
+    chips: list[str] = []
+    for marker in cluster.markers:
+        label = esc(turn.chip_label(marker.id))
+        source = turn.source(marker.id) if marker.valid else None
+        if source is None:
+            raw = turn.text[marker.span[0] : marker.span[1]] if len(cluster.markers) == 1 else f"[{marker.id}]"
+            chips.append(
+                f'<span style="color:{colours.bad}; text-decoration: line-through;" '
+                f'title="{esc(HALLUCINATED_TIP)}">{esc(raw)}</span>'
+            )
+            continue
+        chips.append(
+            f'<a href="cite:{esc(marker.id)}?turn={number}" title="{esc(citation_tooltip(source))}" '
+            f'style="text-decoration: none;"><span style="background-color:{colours.chip_bg}; '
+            f'color:{colours.chip_fg}; vertical-align: super; font-size: small; font-weight: 600;">'
+            f"&nbsp;{label}&nbsp;</span></a>"
+        )
+    return "&#8202;".join(chips)
+
+
+def _suggestion_chip(turn: AnswerTurn, verdict: ClaimVerdict, number: int, colours: Colours) -> str:
+    source = None
+    if verdict.suggested_label:
+        source = turn.source(verdict.suggested_label)
+    if source is None and verdict.suggested:
+        source = turn.source_by_chunk(verdict.suggested)
+    label = verdict.suggested_label or (source.id if source else "?")
+    tip = SUGGESTED_TIP
+    if source is not None:
+        tip += "\n" + citation_tooltip(source)
+    chip = (
+        f'<span style="background-color:{colours.suggest_bg}; color:{colours.suggest_fg}; '
+        f'vertical-align: super; font-size: small; font-style: italic;">'
+        f"&nbsp;{esc(turn.chip_label(label))}? inferred by Folio&nbsp;</span>"
+    )
+    key = esc(source.chunk_id if source else (verdict.suggested or ""))
+    return f' <a href="suggest:{key}?turn={number}" title="{esc(tip)}" style="text-decoration: none;">{chip}</a>'
+
+
+def _source_list(turn: AnswerTurn, number: int, colours: Colours) -> str:
+    if not turn.sources and not turn.cited:
+        return ""
+    cited = turn.cited_ids()
+    sources = list(turn.sources)
+    for cid in cited:  # a payload only reported by its citation event
+        payload = turn.source(cid)
+        if payload is not None and all(s.id != cid for s in sources):
+            sources.append(payload)
+    rows: list[str] = []
+    for source in sources:
+        is_cited = source.id in cited
+        style = "" if is_cited else f' style="color:{colours.muted};"'
+        note = "" if is_cited or turn.state.running else " <i>(not cited)</i>"
+        rows.append(
+            f'<a href="source:{esc(source.id)}?turn={number}" title="{esc(citation_tooltip(source))}"'
+            f'{style}>[{esc(turn.chip_label(source.id))}] {esc(source_line(source))}</a>{note}'
+        )
+    return (
+        f'<p style="font-size: small;"><span style="color:{colours.muted};">Sources</span><br/>'
+        + "<br/>".join(rows)
+        + "</p>"
+    )
+
+
+def render_history(turns: list[str]) -> str:
+    """Join the rendered turns into one document."""
+    return "<hr/>".join(turns)

@@ -1,0 +1,217 @@
+"""One question/answer turn as the window sees it, built from answer events. Qt-free.
+
+The conversation pane keeps one :class:`AnswerTurn` per question and feeds it every event
+of the stream; rendering (``answer_html``) and export (``export``) read from it. The turn
+never parses model text: markers, verdicts and sources all come from events.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from desktop_app.core.types import (
+    AnswerCancelled,
+    AnswerEvent,
+    AnswerFailed,
+    AnswerFinished,
+    AnswerStarted,
+    CitationFound,
+    ClaimVerdict,
+    NoBasis,
+    SourcePayload,
+    Span,
+    TokenDelta,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class TurnState(StrEnum):
+    WAITING = "waiting"  # asked, nothing received yet
+    STREAMING = "streaming"
+    FINISHED = "finished"
+    NO_BASIS = "no_basis"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def running(self) -> bool:
+        return self in (TurnState.WAITING, TurnState.STREAMING)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A citation marker in the answer text: ``text[span[0]:span[1]]`` names ``id``."""
+
+    id: str
+    span: Span
+    valid: bool
+
+
+@dataclass(frozen=True)
+class MarkerCluster:
+    """Markers whose spans overlap (``[1, 3]`` reported once per id) render as one group."""
+
+    start: int
+    end: int
+    markers: tuple[Marker, ...]
+
+
+@dataclass
+class AnswerTurn:
+    question: str
+    state: TurnState = TurnState.WAITING
+    text: str = ""
+    answer_id: str = ""
+    style: str = "label"
+    sources: list[SourcePayload] = field(default_factory=list)  # as given to the model
+    cited: dict[str, SourcePayload] = field(default_factory=dict)  # payloads of cited ids
+    markers: list[Marker] = field(default_factory=list)
+    verdicts: list[ClaimVerdict] = field(default_factory=list)
+    no_basis: str = ""
+    error: str = ""
+    error_known: bool = True
+    hallucinated: tuple[str, ...] = ()
+    revision: int = 0  # bumped on every change so views know to re-render
+
+    # ------------------------------------------------------------------ events
+
+    def apply(self, event: AnswerEvent) -> None:
+        self.revision += 1
+        if isinstance(event, AnswerStarted):
+            self.state = TurnState.STREAMING
+            self.sources = list(event.sources)
+            self.answer_id = event.answer_id
+            self.style = event.style
+        elif isinstance(event, TokenDelta):
+            self.state = TurnState.STREAMING
+            self.text += event.text
+        elif isinstance(event, CitationFound):
+            self._add_marker(event)
+        elif isinstance(event, AnswerFinished):
+            self._finish(event)
+        elif isinstance(event, ClaimVerdict):
+            self.verdicts.append(event)
+        elif isinstance(event, NoBasis):
+            self.no_basis = event.reason or "The documents hold no basis for this question."
+            if self.state.running:
+                self.state = TurnState.NO_BASIS
+        elif isinstance(event, AnswerFailed):
+            self.state = TurnState.FAILED
+            self.error = event.error
+            self.error_known = event.known
+        elif isinstance(event, AnswerCancelled):
+            self.state = TurnState.CANCELLED
+        else:  # pragma: no cover - a new event type the window does not know yet
+            logger.warning("unknown answer event %r", event)
+
+    def cancelled_locally(self) -> None:
+        """The task ended without a terminal event (the user stopped it)."""
+        if self.state.running:
+            self.state = TurnState.CANCELLED
+            self.revision += 1
+
+    def _add_marker(self, event: CitationFound) -> None:
+        if event.source is not None:
+            self.cited[event.id] = event.source
+        marker = Marker(event.id, (int(event.span[0]), int(event.span[1])), event.valid)
+        if marker not in self.markers:
+            self.markers.append(marker)
+
+    def _finish(self, event: AnswerFinished) -> None:
+        self.text = event.text
+        self.hallucinated = tuple(event.hallucinated)
+        if event.answer_id:
+            self.answer_id = event.answer_id
+        known = set(self.markers)
+        for cid, spans in event.citations.items():
+            valid = cid not in self.hallucinated
+            for span in spans:
+                marker = Marker(cid, (int(span[0]), int(span[1])), valid)
+                if marker not in known:
+                    self.markers.append(marker)
+                    known.add(marker)
+        for cid in self.hallucinated:
+            # A hallucinated id reported only in ``hallucinated``: mark its spans invalid.
+            self.markers = [
+                Marker(m.id, m.span, False) if m.id == cid else m for m in self.markers
+            ]
+        self.state = TurnState.NO_BASIS if self.no_basis and not self.text else TurnState.FINISHED
+
+    # ------------------------------------------------------------------ queries
+
+    def source(self, cid: str) -> SourcePayload | None:
+        """The payload for a citation id: from its first citation event, else from the
+        sources the model was given."""
+        if cid in self.cited:
+            return self.cited[cid]
+        for source in self.sources:
+            if source.id == cid:
+                return source
+        return None
+
+    def source_by_chunk(self, chunk_id: str) -> SourcePayload | None:
+        for source in [*self.cited.values(), *self.sources]:
+            if source.chunk_id == chunk_id:
+                return source
+        return None
+
+    def source_number(self, cid: str) -> int | None:
+        """1-based position of ``cid`` among the sources given to the model."""
+        for number, source in enumerate(self.sources, start=1):
+            if source.id == cid:
+                return number
+        return None
+
+    def chip_label(self, cid: str) -> str:
+        """What a marker chip shows: the label, or the source number for short ids."""
+        if self.style == "shortid":
+            number = self.source_number(cid)
+            if number is not None:
+                return str(number)
+        return cid
+
+    def cited_ids(self) -> list[str]:
+        """Valid citation ids in order of first appearance in the answer."""
+        seen: list[str] = []
+        for marker in sorted(self.markers, key=lambda m: m.span):
+            if marker.valid and marker.id not in seen and self.source(marker.id) is not None:
+                seen.append(marker.id)
+        return seen
+
+    def nth_citation(self, number: int) -> SourcePayload | None:
+        """Citation ``number`` (1-based, order of first appearance); falls back to the
+        ``number``-th source given to the model when the answer cites fewer."""
+        cited = self.cited_ids()
+        if 1 <= number <= len(cited):
+            return self.source(cited[number - 1])
+        if 1 <= number <= len(self.sources):
+            return self.sources[number - 1]
+        return None
+
+    def clusters(self) -> list[MarkerCluster]:
+        """Markers grouped by overlapping spans, in text order, clipped to the text."""
+        limit = len(self.text)
+        ordered = sorted(
+            (m for m in self.markers if 0 <= m.span[0] < m.span[1] <= limit),
+            key=lambda m: (m.span[0], -m.span[1]),
+        )
+        clusters: list[MarkerCluster] = []
+        for marker in ordered:
+            if clusters and marker.span[0] < clusters[-1].end:
+                last = clusters[-1]
+                ids = last.markers if marker in last.markers else (*last.markers, marker)
+                clusters[-1] = MarkerCluster(last.start, max(last.end, marker.span[1]), ids)
+            else:
+                clusters.append(MarkerCluster(marker.span[0], marker.span[1], (marker,)))
+        return clusters
+
+    def support_spans(self, cid: str) -> list[Span]:
+        """Spans of the cited passage that best support the sentences citing ``cid``."""
+        spans: list[Span] = []
+        for verdict in self.verdicts:
+            if verdict.ids and verdict.ids[0] == cid:
+                spans.extend((int(a), int(b)) for a, b in verdict.support)
+        return spans
