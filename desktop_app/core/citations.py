@@ -166,7 +166,10 @@ class SourceMap:
         cls, passages: Sequence[Passage], style: CitationStyle | str = CitationStyle.LABEL
     ) -> SourceMap:
         kind = CitationStyle(style)
-        unique = list({p.chunk_id: p for p in reversed(passages)}.values())[::-1]
+        first: dict[str, Passage] = {}
+        for passage in passages:
+            first.setdefault(passage.chunk_id, passage)
+        unique = list(first.values())
         if len(unique) < len(passages):
             logger.debug("dropped %d repeated passages", len(passages) - len(unique))
         if kind is CitationStyle.LABEL:
@@ -374,6 +377,11 @@ class CitationResolver:
     def hallucinated(self) -> tuple[str, ...]:
         return tuple(self._hallucinated)
 
+    @property
+    def spans(self) -> dict[str, list[Span]]:
+        """Every id reported so far (canonical when it resolves) with its spans."""
+        return {cid: list(spans) for cid, spans in self._spans.items()}
+
     def feed(self, delta: str) -> list[CitationFound]:
         """Feed a delta to the tracker and resolve what it closed."""
         return self.resolve(self.tracker.feed(delta))
@@ -405,15 +413,15 @@ class CitationResolver:
         answer = self.tracker.text if text is None else text
         self.tracker.finish()
         for cid, spans in self._spans.items():
-            for start, end in spans:
-                if not (0 <= start < end <= len(answer)) or answer[start] not in _OPENERS or (
-                    answer[end - 1] not in _CLOSERS
-                ):
-                    raise ValueError(f"span {(start, end)} of {cid!r} is not a marker of the answer")
+            bad = [(a, b) for a, b in spans if not _slices_to_marker(answer, a, b)]
+            if bad:
+                raise ValueError(f"spans {bad} of {cid!r} are not markers of the answer")
         citations = {cid: sorted(spans) for cid, spans in self._spans.items()}
-        return AnswerFinished(
-            text=answer, citations=citations, hallucinated=self.hallucinated, answer_id=answer_id
-        )
+        return AnswerFinished(answer, citations, self.hallucinated, answer_id=answer_id)
+
+
+def _slices_to_marker(text: str, start: int, end: int) -> bool:
+    return 0 <= start < end <= len(text) and text[start] in _OPENERS and text[end - 1] in _CLOSERS
 
 
 # --------------------------------------------------------------------------- GBNF grammar
@@ -443,25 +451,17 @@ def citation_grammar(
     if not labels:
         raise ValueError("a citation grammar needs at least one label")
     label_rule = " | ".join(_gbnf_literal(label) for label in labels)
-    rules = []
     if every_sentence:
-        answers = ["answer", *(_gbnf_literal(r) for r in refusals)]
-        rules += [
-            f"root ::= {' | '.join(answers)}",
+        rules = [
+            f"root ::= {' | '.join(['answer', *(_gbnf_literal(r) for r in refusals)])}",
             "answer ::= sentence+ [ \\t\\r\\n]*",
             "sentence ::= piece+ cite-end",
             f"piece ::= [^{_GBNF_ENDS}{_GBNF_NO_OPENER}] | [.!?] "
             f"[^ \\t\\r\\n{_GBNF_ENDS}{_GBNF_NO_OPENER}] | marker",
-            "cite-end ::= \" \"? marker+ end | end \" \"? marker+",
+            'cite-end ::= " "? marker+ end | end " "? marker+',
             f"end ::= [{_GBNF_ENDS}]",
         ]
     else:
-        rules += [
-            "root ::= (text | marker)*",
-            f"text ::= [^{_GBNF_NO_OPENER}]",
-        ]
-    rules += [
-        'marker ::= "[" label ("," " "? label)* "]"',
-        f"label ::= {label_rule}",
-    ]
+        rules = ["root ::= (text | marker)*", f"text ::= [^{_GBNF_NO_OPENER}]"]
+    rules += ['marker ::= "[" label ("," " "? label)* "]"', f"label ::= {label_rule}"]
     return "\n".join(rules) + "\n"

@@ -147,7 +147,9 @@ class OnnxEmbedder:
         are cut. Batches group texts of similar length to waste little on padding."""
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
-        encodings = self._embed_tokenizer.encode_batch(list(texts))
+        # one text at a time: encode_batch starts a Rayon thread pool, which competes with
+        # onnxruntime's threads and makes tokenizers warn (and disable itself) after a fork
+        encodings = [self._embed_tokenizer.encode(text) for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self._dim), dtype=np.float32)
         for start in range(0, len(order), self._batch_size):
@@ -158,7 +160,7 @@ class OnnxEmbedder:
     # ------------------------------------------------------------------ internals
 
     def _run(self, texts: list[str]) -> np.ndarray:
-        return self._run_encodings(self._embed_tokenizer.encode_batch(texts))
+        return self._run_encodings([self._embed_tokenizer.encode(text) for text in texts])
 
     def _run_encodings(self, encodings: list[tokenizers.Encoding]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
@@ -171,7 +173,9 @@ class OnnxEmbedder:
             mask[row, :n] = 1
             types[row, :n] = encoding.type_ids
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        feed = {name: arrays[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()}
+        feed = {
+            name: arrays[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()
+        }
         try:
             (hidden,) = self._session.run([self._output], feed)
         except Exception as exc:

@@ -9,8 +9,11 @@ half an answer.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,9 +54,23 @@ class Generator(Protocol):
 @dataclass(frozen=True)
 class GenerationStats:
     prompt_tokens: int
-    completion_tokens: int
+    completion_tokens: int  # streamed chunks: llama-cpp-python yields one per sampled token
     seconds_to_first_token: float
     seconds: float
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Decode speed after the first token (the prompt's cost is in the time to first token)."""
+        decoding = self.seconds - self.seconds_to_first_token
+        return (self.completion_tokens - 1) / decoding if self.completion_tokens > 1 and decoding > 0 else 0.0
+
+
+# Sampling. ``repeat_penalty`` stays at 1.0: a penalty over the last 64 tokens lowers the odds
+# of the second ``[1]`` of an answer and of figures copied from the sources (bench/citing.py).
+TOP_P = 0.9
+REPEAT_PENALTY = 1.0
+# Prompt tokens evaluated between two cancellation checks (~2 s at 1 thread, 1.5B model).
+PREFILL_STEP = 64
 
 
 def render_chat_template(template: str, messages: Sequence[Message], bos: str, eos: str) -> str:
@@ -77,6 +94,32 @@ def render_chat_template(template: str, messages: Sequence[Message], bos: str, e
         raise KnownError(f"The model's chat template failed: {exc}.", "Use another GGUF file.") from exc
 
 
+def _cancelled() -> Iterator[str]:
+    raise Cancelled()
+    yield ""  # pragma: no cover - makes this a generator: Cancelled comes from iterating
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[Callable[[], list[str]]]:
+    """Capture what native code writes to file descriptor 2 inside the block."""
+    lines: list[str] = []
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to capture (a windowed app): run the block as it is
+        yield lambda: lines
+        return
+    with tempfile.TemporaryFile() as sink:
+        try:
+            sys.stderr.flush()
+            os.dup2(sink.fileno(), 2)
+            yield lambda: lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            lines.extend(sink.read(8192).decode("utf-8", errors="replace").splitlines())
+
+
 class LlamaGenerator:
     def __init__(self, model_path: Path | str, *, context_tokens: int = 4096, threads: int | None = None,
                  seed: int = 42) -> None:
@@ -84,6 +127,15 @@ class LlamaGenerator:
         if not path.is_file():
             raise KnownError(f"The answer model {path} does not exist.",
                              "Run `folio models install` or pick a GGUF file in Settings.")
+        try:
+            with path.open("rb") as handle:
+                magic = handle.read(4)
+        except OSError as exc:
+            raise KnownError(f"The answer model {path} cannot be read ({exc.strerror}).",
+                             "Check the file's permissions or pick another GGUF file.") from exc
+        if magic != b"GGUF":
+            raise KnownError(f"The answer model {path} is not a GGUF file.",
+                             "Reinstall it (`folio models install`) or pick another GGUF file.")
         try:
             from llama_cpp import Llama
         except ImportError as exc:  # pragma: no cover - install problem
@@ -96,7 +148,7 @@ class LlamaGenerator:
                 n_threads_batch=self.threads, seed=seed, verbose=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
-            raise KnownError(f"The model file {path.name} could not be loaded ({exc}).",
+            raise KnownError(f"The answer model {path} could not be loaded ({exc}).",
                              "Is it a complete GGUF file? Reinstall it or pick another one.") from exc
         self.context_tokens = int(self._llm.n_ctx())
         meta: dict[str, Any] = dict(getattr(self._llm, "metadata", {}) or {})
@@ -104,6 +156,7 @@ class LlamaGenerator:
         self.model_id = str(meta.get("general.name") or path.stem)
         self._bos = self._token_text(self._llm.token_bos())
         self._eos = self._token_text(self._llm.token_eos())
+        self._adds_bos = bool(self._llm._model.add_bos_token())
         self.last_stats: GenerationStats | None = None
 
     def _token_text(self, token: int) -> str:
@@ -133,7 +186,8 @@ class LlamaGenerator:
         import time
 
         prompt = self.render(messages)
-        prompt_tokens = self.count_tokens(prompt)
+        tokens = self.prompt_tokens(prompt)
+        prompt_tokens = len(tokens)
         room = self.context_tokens - prompt_tokens
         if room < 16:
             raise KnownError(
@@ -144,12 +198,16 @@ class LlamaGenerator:
         if grammar:
             from llama_cpp import LlamaGrammar
 
+            self.check_grammar(grammar)
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
         started = time.perf_counter()
+        if not self._prefill(tokens, should_cancel):
+            self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started)
+            return _cancelled()
         chunks = self._llm.create_completion(
-            prompt, max_tokens=min(max_tokens, room), temperature=temperature, top_p=0.9,
-            repeat_penalty=1.1, stream=True, stop=[s for s in (self._eos, "<|im_end|>", "<|endoftext|>") if s],
-            **kwargs,
+            tokens, max_tokens=min(max_tokens, room), temperature=temperature, top_p=TOP_P,
+            repeat_penalty=REPEAT_PENALTY, stream=True,
+            stop=[s for s in (self._eos, "<|im_end|>", "<|endoftext|>") if s], **kwargs,
         )
         iterator = iter(chunks)
         try:
@@ -160,6 +218,62 @@ class LlamaGenerator:
             raise KnownError(f"The model failed to generate ({exc}).", "Try the small model or another GGUF.") from exc
         first_at = time.perf_counter()
         return self._drain(first, iterator, should_cancel, prompt_tokens, started, first_at)
+
+    def prompt_tokens(self, prompt: str) -> list[int]:
+        """The tokens of a rendered prompt as the model reads them (the template's special
+        tokens parsed, BOS added once if the model wants one)."""
+        tokens = self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        bos = self._llm.token_bos()
+        if self._adds_bos and bos >= 0 and tokens[:1] != [bos]:
+            tokens.insert(0, bos)
+        return tokens
+
+    def _prefill(self, tokens: Sequence[int], should_cancel: Callable[[], bool]) -> bool:
+        """Evaluate the prompt (all but its last token) in steps, checking ``should_cancel``
+        between them: on this kind of machine a prompt takes 20-60 s, and Stop must work
+        during that wait too. Reuses the KV cache for the prefix the previous prompt shared
+        (the system prompt and the worked example), as llama-cpp-python would. False if
+        cancelled. ``create_completion`` then finds all but the last token cached."""
+        llm = self._llm
+        try:
+            cached = llm.input_ids[: llm.n_tokens]
+        except AttributeError:  # pragma: no cover - another llama-cpp-python layout
+            return not should_cancel()
+        keep = 0
+        for old, new in zip(cached, tokens[:-1], strict=False):
+            if old != new:
+                break
+            keep += 1
+        llm.n_tokens = keep  # eval() drops the KV cache beyond this point
+        for start in range(keep, len(tokens) - 1, PREFILL_STEP):
+            if should_cancel():
+                return False
+            try:
+                llm.eval(tokens[start : min(start + PREFILL_STEP, len(tokens) - 1)])
+            except RuntimeError as exc:
+                llm.reset()
+                raise KnownError(f"The model failed to read the prompt ({exc}).",
+                                 "Try the small model or another GGUF.") from exc
+        return not should_cancel()
+
+    def check_grammar(self, grammar: str) -> None:
+        """Raise KnownError unless llama.cpp parses ``grammar``.
+
+        llama-cpp-python 0.3.x does not parse a grammar until sampling starts, and a grammar
+        it cannot parse then crashes the process (a NULL sampler): parse it here first, with
+        llama.cpp's own parser, and keep the parser's message (it writes it to stderr).
+        """
+        import llama_cpp
+
+        with _captured_stderr() as captured:
+            sampler = llama_cpp.llama_sampler_init_grammar(
+                self._llm._model.vocab, grammar.encode("utf-8"), b"root"
+            )
+        if not sampler:
+            detail = " ".join(dict.fromkeys(line.strip() for line in captured() if line.strip()))
+            raise KnownError(f"The citation grammar is not valid GBNF ({detail or 'no root rule'}).",
+                             "Turn off 'Constrain citations' in Settings.")
+        llama_cpp.llama_sampler_free(sampler)
 
     def _drain(self, first: Any, iterator: Iterator[Any], should_cancel: Callable[[], bool],
                prompt_tokens: int, started: float, first_at: float) -> Iterator[str]:

@@ -104,11 +104,10 @@ class Indexer:
         tally = _Tally()
         paths = scan_folder(folder)
         tally.files_total = len(paths)
-        removed = self._mark_removed(folder, {str(p) for p in paths})
         to_parse: list[Path] = []
         for path in paths:
             if should_cancel():
-                return self._summary(tally, removed, cancelled=True)
+                return self._summary(tally, [], cancelled=True)
             size = path.stat().st_size
             tally.bytes_total += size
             outcome = self._unchanged(path, passwords)
@@ -142,7 +141,12 @@ class Indexer:
             tally.bytes_done += doc.size
             emit(event)
             emit(tally.progress(doc.path))
-        return self._summary(tally, removed, cancelled=should_cancel())
+        if should_cancel():
+            return self._summary(tally, [], cancelled=True)
+        # Last, so that a file moved inside the folder is first found at its new path and
+        # keeps its chunks; only then is the old path retired.
+        removed = self._mark_removed(folder, {str(p) for p in paths})
+        return self._summary(tally, removed, cancelled=False)
 
     # ------------------------------------------------------------------ steps
 

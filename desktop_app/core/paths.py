@@ -50,7 +50,9 @@ def log_dir() -> Path:
 
 
 def models_dir() -> Path:
-    path = data_dir() / "models"
+    """Installed models. ``FOLIO_MODELS_DIR`` points elsewhere (tests share one install)."""
+    override = os.environ.get("FOLIO_MODELS_DIR")
+    path = Path(override).expanduser().resolve() if override else data_dir() / "models"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

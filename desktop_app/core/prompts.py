@@ -1,19 +1,33 @@
 """Prompt templates (editable files in resources/prompts/) and context packing. Qt-free.
 
-Sources are listed as ``[n] (title, section, p. label)`` followed by the passage, best
-first, as many as fit the model's window after the answer's own budget. The
-instruction to cite sits right before the answer, where a small model attends to it,
-with a worked example using the request's own labels.
+A prompt is three parts, in this order:
+
+1. ``system_{lang}.txt``: who answers and the rules (answer from the sources only, cite,
+   refuse). It never changes between questions.
+2. Worked examples from ``example_{lang}.txt``, as a user turn (sources + question in the
+   same layout as the real one) and the assistant's cited answer. A small model copies the
+   citing habit of a previous turn far more reliably than it follows a rule. They never
+   change either, so llama.cpp's prefix cache keeps parts 1-2 evaluated across questions.
+3. ``task_{lang}.txt``: the request's sources, ``[n] (title, section, p. label)`` and the
+   passage, best first, then the question and the instruction to cite right after it,
+   where a small model attends to it.
+
+Sources are packed into the model's window after the answer's own budget, best first. A
+passage longer than ``passage_chars`` is cut to the window of it that holds most of the
+question's terms (the whole passage still resolves as the citation). Figures that chose
+these defaults: bench/citing.py.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core import paths
+from desktop_app.core import terms as termlib
 from desktop_app.core.terms import is_cjk_query
 from desktop_app.core.types import Passage
 
@@ -27,7 +41,12 @@ NO_BASIS_MESSAGE = {
     "en": "The documents hold no basis for answering this question. Please verify manually.",
     "zh": "文档中没有回答这个问题的依据,请人工核实。",
 }
-MAX_PASSAGE_CHARS = 1600
+MAX_PASSAGE_CHARS = 1000  # per source shown to the model (bench/citing.py: caps and speed)
+MESSAGE_OVERHEAD_TOKENS = 8  # role markers the chat template adds around each message
+TEMPLATE_MARGIN_TOKENS = 32  # the template's own head and the generation prompt
+_ELLIPSIS = "…"
+_EXAMPLE_KEY = re.compile(r"^(question|source|answer):\s*(.*)$", re.IGNORECASE)
+_EXAMPLE_LABEL = re.compile(r"\[(\d{1,2})\]")
 
 
 @dataclass(frozen=True)
@@ -37,26 +56,126 @@ class PackedPrompt:
     language: str
 
 
+@dataclass(frozen=True)
+class Example:
+    """A worked example: a question, its sources (title, where, text) and the cited answer."""
+
+    question: str
+    sources: tuple[tuple[str, str, str], ...]
+    answer: str
+
+
 def language_for(question: str, setting: str = "auto") -> str:
     if setting in ("en", "zh"):
         return setting
     return "zh" if is_cjk_query(question) else "en"
 
 
+def _folder(prompts_dir: Path | None) -> Path:
+    return prompts_dir or paths.resources_dir() / "prompts"
+
+
 def _template(name: str, prompts_dir: Path | None) -> str:
-    folder = prompts_dir or paths.resources_dir() / "prompts"
-    return (folder / name).read_text(encoding="utf-8")
+    return (_folder(prompts_dir) / name).read_text(encoding="utf-8")
 
 
-def format_source(label_marker: str, passage: Passage) -> str:
-    where = [passage.doc_title]
-    if passage.section:
-        where.append(passage.section)
-    where.append(f"p. {passage.page_label}")
-    text = " ".join(passage.text.split())
-    if len(text) > MAX_PASSAGE_CHARS:
-        text = text[:MAX_PASSAGE_CHARS] + " …"
-    return f"{label_marker} ({', '.join(where)})\n{text}"
+def load_examples(language: str, prompts_dir: Path | None = None) -> list[Example]:
+    """The worked examples of ``example_{language}.txt`` (none if the file is absent).
+
+    Format: ``question:``, then one or more ``source: title | where`` lines each followed
+    by its text, then ``answer:``; examples are separated by a line ``===``; lines starting
+    with ``#`` are comments. Labels in the answer are ``[1]``, ``[2]`` by source order.
+    """
+    path = _folder(prompts_dir) / f"example_{language}.txt"
+    if not path.is_file():
+        return []
+    examples: list[Example] = []
+    for block in re.split(r"^===\s*$", path.read_text(encoding="utf-8"), flags=re.MULTILINE):
+        question, answer, sources = "", "", []
+        current: list[str] | None = None
+        for line in block.splitlines():
+            if line.startswith("#"):
+                continue
+            key = _EXAMPLE_KEY.match(line)
+            if key and key.group(1).lower() == "source":
+                title, *where = (part.strip() for part in key.group(2).split("|"))
+                current = [title, ", ".join(w for w in where if w), ""]
+                sources.append(current)
+            elif key and key.group(1).lower() == "question":
+                question, current = key.group(2).strip(), None
+            elif key:
+                answer, current = key.group(2).strip(), None
+            elif current is not None:
+                current[2] = f"{current[2]} {line.strip()}".strip()
+        if question and answer and sources:
+            examples.append(Example(question, tuple((t, w, x) for t, w, x in sources), answer))
+    return examples
+
+
+def focus_text(text: str, question: str, max_chars: int) -> str:
+    """``text`` whitespace-normalised, cut to the ``max_chars`` window that holds the most
+    of the question's terms (among equal windows the middle one, so the matches sit in the
+    middle; the start when nothing matches), with ``…`` where it was cut."""
+    text = " ".join(text.split())
+    if len(text) <= max_chars:
+        return text
+    wanted = set(termlib.tokenize(question))
+    step = max(20, max_chars // 8)
+    starts = sorted({min(s, len(text) - max_chars) for s in range(0, len(text) - max_chars + step, step)})
+    scores = []
+    for start in starts:
+        found = termlib.tokenize(text[start : start + max_chars])
+        scores.append(len(wanted.intersection(found)) + 0.01 * sum(t in wanted for t in found))
+    best = max(scores)
+    tied = [s for s, score in zip(starts, scores, strict=True) if score == best]
+    start = 0 if best == 0 else tied[len(tied) // 2]
+    end = start + max_chars
+    if start > 0:  # begin at a word
+        space = text.find(" ", start, start + 40)
+        start = space + 1 if space >= 0 else start
+    if end < len(text):
+        space = text.rfind(" ", end - 40, end)
+        end = space if space > start else end
+    head = _ELLIPSIS + " " if start > 0 else ""
+    tail = " " + _ELLIPSIS if end < len(text) else ""
+    return f"{head}{text[start:end]}{tail}"
+
+
+def _where(title: str, section: str, page_label: str) -> str:
+    parts = [title] + ([section] if section else []) + ([f"p. {page_label}"] if page_label else [])
+    return ", ".join(p for p in parts if p)
+
+
+def format_source(label_marker: str, passage: Passage, question: str = "",
+                  max_chars: int = MAX_PASSAGE_CHARS) -> str:
+    text = focus_text(passage.text, question, max_chars)
+    return f"{label_marker} ({_where(passage.doc_title, passage.section, passage.page_label)})\n{text}"
+
+
+def _fill(template: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        template = template.replace("{" + key + "}", value)
+    return template
+
+
+def _example_turns(examples: Sequence[Example], task_t: str, values: dict[str, str],
+                   markers: Sequence[str]) -> list[dict[str, str]]:
+    """The examples as user/assistant turns, labelled like the real request."""
+    turns: list[dict[str, str]] = []
+    for example in examples:
+        blocks = []
+        for n, (title, where, text) in enumerate(example.sources, start=1):
+            marker = markers[n - 1] if n <= len(markers) else f"[{n}]"
+            blocks.append(f"{marker} ({', '.join(p for p in (title, where) if p)})\n{text}")
+
+        def relabel(match: re.Match[str]) -> str:
+            n = int(match.group(1))
+            return markers[n - 1] if 1 <= n <= len(markers) else match.group(0)
+
+        user = _fill(task_t, {**values, "sources": "\n\n".join(blocks), "question": example.question})
+        turns += [{"role": "user", "content": user},
+                  {"role": "assistant", "content": _EXAMPLE_LABEL.sub(relabel, example.answer)}]
+    return turns
 
 
 def build_prompt(
@@ -68,41 +187,53 @@ def build_prompt(
     answer_tokens: int,
     language: str = "auto",
     prompts_dir: Path | None = None,
+    max_sources: int | None = None,
+    passage_chars: int = MAX_PASSAGE_CHARS,
 ) -> PackedPrompt:
-    """``sources`` are (label, marker text, passage), best first."""
+    """``sources`` are (label, marker text, passage), best first.
+
+    Keeps the best sources that fit ``context_tokens`` after ``answer_tokens`` (at most
+    ``max_sources``); if not even the best one fits whole, it is cut to what fits.
+    """
     lang = language_for(question, language)
     system_t = _template(f"system_{lang}.txt", prompts_dir)
     task_t = _template(f"task_{lang}.txt", prompts_dir)
-    first = sources[0][1] if sources else "[1]"
-    second = sources[1][1] if len(sources) > 1 else first
-    system = system_t.replace("{example_marker}", first)
+    markers = [marker for _, marker, _ in sources] or ["[1]", "[2]"]
+    values = {
+        "example_marker": markers[0],
+        "example_marker_2": markers[1] if len(markers) > 1 else markers[0],
+        "refusal": NO_ANSWER[lang],
+    }
+    system = _fill(system_t, values)
+    head = [{"role": "system", "content": system}]
+    head += _example_turns(load_examples(lang, prompts_dir), task_t, values, markers)
+    values["question"] = question.strip()
 
     def render(blocks: list[str]) -> str:
-        return (
-            task_t.replace("{sources}", "\n\n".join(blocks))
-            .replace("{question}", question.strip())
-            .replace("{example_marker_2}", second)
-            .replace("{example_marker}", first)
-        )
+        return _fill(task_t, {**values, "sources": "\n\n".join(blocks)})
 
-    # Leave room for the chat template's own tokens.
-    budget = context_tokens - answer_tokens - count_tokens(system) - 64
+    fixed = sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in head)
+    budget = context_tokens - answer_tokens - fixed - MESSAGE_OVERHEAD_TOKENS - TEMPLATE_MARGIN_TOKENS
+    chosen = list(sources if max_sources is None else sources[:max_sources])
     blocks: list[str] = []
     labels: list[str] = []
-    for label, marker, passage in sources:
-        block = format_source(marker, passage)
+    for label, marker, passage in chosen:
+        block = format_source(marker, passage, question, passage_chars)
         if count_tokens(render(blocks + [block])) > budget:
             if not blocks:
                 # Not even the best source fits whole: cut it to what fits.
-                while len(block) > 200 and count_tokens(render([block])) > budget:
-                    block = block[: int(len(block) * 0.8)] + " …"
-                blocks.append(block)
-                labels.append(label)
+                chars = len(passage.text)
+                while chars > 120 and count_tokens(render([block])) > budget:
+                    chars = int(min(chars, passage_chars) * 0.8)
+                    block = format_source(marker, passage, question, chars)
+                if count_tokens(render([block])) <= budget:
+                    blocks.append(block)
+                    labels.append(label)
             break
         blocks.append(block)
         labels.append(label)
-    messages = [
-        {"role": "system", "content": system},
-        {"role": "user", "content": render(blocks)},
-    ]
+    if len(labels) < len(chosen):
+        logger.info("prompt holds %d of %d sources (window %d tokens)", len(labels), len(chosen),
+                    context_tokens)
+    messages = [*head, {"role": "user", "content": render(blocks)}]
     return PackedPrompt(messages=messages, labels=labels, language=lang)

@@ -342,15 +342,13 @@ class Store:
 
     def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]:
         """(ckeys int64[n], matrix float32[n, dim]) of every live chunk's vector."""
-        table = (
-            self.cursor()
-            .execute(
-                "SELECT e.ckey, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey "
-                "WHERE e.model_id = ? ORDER BY e.ckey",
-                [model_id],
-            )
-            .fetch_arrow_table()
+        sql = (
+            "SELECT e.ckey, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey "
+            "WHERE e.model_id = $model ORDER BY e.ckey"
         )
+        relation = self.cursor().sql(sql, params={"model": model_id})
+        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+        table = fetch()
         if table.num_rows == 0:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
         keys = table.column("ckey").to_numpy()

@@ -304,6 +304,7 @@ class ClaimVerdict:
     suggested_label: str | None = None
     support: tuple[Span, ...] = ()  # spans inside the cited passage's text that best support
     reason: str = ""
+    support_id: str | None = None  # whose text ``support`` indexes: one of ``ids`` or ``suggested``
     event: str = field(default="claim", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -316,6 +317,7 @@ class ClaimVerdict:
             "suggested": self.suggested,
             "suggested_label": self.suggested_label,
             "support": [list(s) for s in self.support],
+            "support_id": self.support_id,
             "reason": self.reason,
         }
 

@@ -91,14 +91,27 @@ def first_words(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def source_line(source: SourcePayload) -> str:
-    """"Title — p. 47 · 4.2 Warranty" (page label when it differs from the number)."""
+def elide(text: str, limit: int) -> str:
+    """Shorten ``text`` in the middle (headings keep their start and their last level)."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    head = (limit - 1) // 2
+    return text[:head].rstrip() + "…" + text[len(text) - (limit - 1 - head) :].lstrip()
+
+
+def source_line(source: SourcePayload, limit: int = 0) -> str:
+    """"Title — p. 47 · 4.2 Warranty" (page label when it differs from the number); with
+    ``limit``, title and section are shortened to fit about that many characters."""
     page = f"p. {source.page_label or source.page}"
     if source.page_label and source.page_label != str(source.page):
         page += f" (page {source.page} of the file)"
-    parts = [source.doc_title or source.doc_path.rsplit("/", 1)[-1], page]
-    line = " — ".join(parts)
-    return f"{line} · {source.section}" if source.section else line
+    title = source.doc_title or source.doc_path.rsplit("/", 1)[-1]
+    section = source.section
+    if limit:
+        title = elide(title, max(24, limit // 2))
+        section = elide(section, max(24, limit - len(title) - len(page)))
+    line = f"{title} — {page}"
+    return f"{line} · {section}" if section else line
 
 
 def citation_tooltip(source: SourcePayload) -> str:
@@ -227,10 +240,11 @@ def _cluster_html(turn: AnswerTurn, cluster: MarkerCluster, number: int, colours
         chips.append(
             f'<a href="cite:{esc(marker.id)}?turn={number}" title="{esc(citation_tooltip(source))}" '
             f'style="text-decoration: none;"><span style="background-color:{colours.chip_bg}; '
-            f'color:{colours.chip_fg}; vertical-align: super; font-size: small; font-weight: 600;">'
+            f'color:{colours.chip_fg}; vertical-align: super; font-size: large; font-weight: 600;">'
             f"&nbsp;{label}&nbsp;</span></a>"
         )
-    return "&#8202;".join(chips)
+    # A thin space after each chip keeps neighbours ([1][2]) apart.
+    return "".join(f"{chip}&#8201;" for chip in chips)
 
 
 def _suggestion_chip(turn: AnswerTurn, verdict: ClaimVerdict, number: int, colours: Colours) -> str:
@@ -245,7 +259,7 @@ def _suggestion_chip(turn: AnswerTurn, verdict: ClaimVerdict, number: int, colou
         tip += "\n" + citation_tooltip(source)
     chip = (
         f'<span style="background-color:{colours.suggest_bg}; color:{colours.suggest_fg}; '
-        f'vertical-align: super; font-size: small; font-style: italic;">'
+        f'font-size: small; font-style: italic;">'
         f"&nbsp;{esc(turn.chip_label(label))}? inferred by Folio&nbsp;</span>"
     )
     key = esc(source.chunk_id if source else (verdict.suggested or ""))
@@ -268,7 +282,7 @@ def _source_list(turn: AnswerTurn, number: int, colours: Colours) -> str:
         note = "" if is_cited or turn.state.running else " <i>(not cited)</i>"
         rows.append(
             f'<a href="source:{esc(source.id)}?turn={number}" title="{esc(citation_tooltip(source))}"'
-            f'{style}>[{esc(turn.chip_label(source.id))}] {esc(source_line(source))}</a>{note}'
+            f'{style}>[{esc(turn.chip_label(source.id))}] {esc(source_line(source, 90))}</a>{note}'
         )
     return (
         f'<p style="font-size: small;"><span style="color:{colours.muted};">Sources</span><br/>'

@@ -26,20 +26,33 @@ PADDING_PT = 1.5  # glyph boxes are tight: pad them a little in page points
 
 
 def merge_line_rects(rects: list[QRectF]) -> list[QRectF]:
-    """Join per-glyph rectangles into one rectangle per line (and per column)."""
+    """Join per-glyph rectangles into one rectangle per line (and per column): glyphs on
+    the same row whose gap is under three line heights belong to one rectangle."""
     lines: list[QRectF] = []
-    for rect in sorted(rects, key=lambda r: (round(r.center().y()), r.left())):
-        if rect.isEmpty():
-            continue
+    for rect in sorted((r for r in rects if not r.isEmpty()), key=lambda r: r.left()):
         for index, line in enumerate(lines):
-            same_row = abs(line.center().y() - rect.center().y()) < max(line.height(), rect.height()) * 0.6
-            gap = max(rect.left() - line.right(), line.left() - rect.right())
-            if same_row and gap < 3 * max(line.height(), rect.height()):
+            if _same_row(line, rect) and rect.left() - line.right() < 3 * max(line.height(), rect.height()):
                 lines[index] = line.united(rect)
                 break
         else:
             lines.append(QRectF(rect))
+    merged = True
+    while merged:  # rows that grew into each other
+        merged = False
+        for i in range(len(lines)):
+            for j in range(i + 1, len(lines)):
+                if _same_row(lines[i], lines[j]) and lines[i].intersects(lines[j]):
+                    lines[i] = lines[i].united(lines.pop(j))
+                    merged = True
+                    break
+            if merged:
+                break
     return lines
+
+
+def _same_row(a: QRectF, b: QRectF) -> bool:
+    overlap = min(a.bottom(), b.bottom()) - max(a.top(), b.top())
+    return overlap > 0.5 * min(a.height(), b.height())
 
 
 class HighlightPdfView(QPdfView):
@@ -57,6 +70,10 @@ class HighlightPdfView(QPdfView):
         self._passage: list[QRectF] = []  # page points
         self._support: list[QRectF] = []
         self._follow = False  # keep scrolling the highlight into view until the user scrolls
+        self._follow_timer = QTimer(self)
+        self._follow_timer.setSingleShot(True)
+        self._follow_timer.setInterval(0)
+        self._follow_timer.timeout.connect(self.scroll_to_highlight)
         renderer = self.findChild(QPdfPageRenderer)
         if renderer is not None:
             renderer.pageRendered.connect(self._on_page_rendered)
@@ -206,7 +223,7 @@ class HighlightPdfView(QPdfView):
     def _schedule_follow(self) -> None:
         # QPdfView updates its layout and scroll ranges after a page change or zoom in
         # the same turn of the event loop; scroll once it has.
-        QTimer.singleShot(0, self.scroll_to_highlight)
+        self._follow_timer.start()
 
     def scroll_to_highlight(self) -> None:
         if not self._follow or not self.has_highlight():

@@ -36,6 +36,11 @@ class Normalised:
 
     text: str
     origin: tuple[int, ...]
+    raw: str = ""
+
+    @property
+    def length(self) -> int:
+        return len(self.raw)
 
 
 def normalise(text: str) -> Normalised:
@@ -51,7 +56,7 @@ def normalise(text: str) -> Normalised:
             if part.isalnum():
                 chars.append(part)
                 origin.append(index)
-    return Normalised("".join(chars), tuple(origin))
+    return Normalised("".join(chars), tuple(origin), text)
 
 
 @dataclass(frozen=True)
@@ -229,5 +234,15 @@ def _to_page_segments(pieces: list[tuple[int, int]], page: Normalised) -> list[S
             joined[-1][1] = max(joined[-1][1], end)
         else:
             joined.append([start, end])
-    origin = page.origin
-    return [(origin[start], origin[end - 1] + 1) for start, end in joined if end > start]
+    return [_widen(page, start, end) for start, end in joined if end > start]
+
+
+def _widen(page: Normalised, start: int, end: int) -> Span:
+    """Original offsets of a normalised range, taking in the punctuation that closes it
+    (the full stop after the last word), which normalisation dropped."""
+    first = page.origin[start]
+    last = page.origin[end - 1] + 1
+    limit = page.origin[end] if end < len(page.origin) else page.length
+    while last < limit and last - page.origin[end - 1] <= 3 and not page.raw[last].isspace():
+        last += 1
+    return first, last

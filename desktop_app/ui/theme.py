@@ -7,7 +7,7 @@ import logging
 from functools import cache
 
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QIcon, QPalette
+from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QGuiApplication, QIcon, QPalette
 
 from desktop_app.core import paths
 from desktop_app.ui.answer_html import DARK, Colours
@@ -35,7 +35,9 @@ def apply_fonts(app: QGuiApplication) -> QFont:
     installed CJK family as fallback. Returns the font set."""
     installed = set(QFontDatabase.families())
     font = QFontDatabase.systemFont(QFontDatabase.SystemFont.GeneralFont)
-    families = [font.family()]
+    # The system font is often an alias ("Sans Serif"); in a family list an alias does not
+    # resolve and the CJK family would then draw Latin text and full-width quotes (’).
+    families = [QFontInfo(font).family()]
     for family in CJK_FAMILIES:
         if family in installed:
             families.append(family)
@@ -83,15 +85,23 @@ _LEVELS = {
 }
 
 
+# Harmless messages of Qt's offscreen and xcb platforms, logged at debug level only.
+_NOISE = ("propagateSizeHints", "does not support raise")
+
+
 def _qt_message(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
     category = context.category or "default"
-    qt_logger.log(_LEVELS.get(kind, logging.WARNING), "[%s] %s", category, message)
+    level = _LEVELS.get(kind, logging.WARNING)
+    if any(noise in message for noise in _NOISE):
+        level = logging.DEBUG
+    qt_logger.log(level, "[%s] %s", category, message)
 
 
-def route_qt_messages() -> None:
-    """Send Qt's own warnings and debug output to Python logging (logger ``qt``)."""
-    qInstallMessageHandler(_qt_message)
+def route_qt_messages() -> object:
+    """Send Qt's own warnings and debug output to Python logging (logger ``qt``); returns
+    the handler it replaced, for :func:`restore_qt_messages`."""
+    return qInstallMessageHandler(_qt_message)
 
 
-def restore_qt_messages() -> None:
-    qInstallMessageHandler(None)
+def restore_qt_messages(previous: object = None) -> None:
+    qInstallMessageHandler(previous)  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ def test_tabs_and_ligatures_of_pypdf_match_pdfium_text_exactly() -> None:
     found = align_passage(PDFIUM_PAGE, passage)
     assert found is not None and found.exact
     start, end = found.span
-    assert PDFIUM_PAGE[start:end] == "Claims after that date are handled by the regional office"
+    assert PDFIUM_PAGE[start:end] == "Claims after that date are handled by the regional office."
 
 
 def test_hyphen_at_line_end_and_cjk_full_width() -> None:
@@ -39,7 +39,7 @@ def test_hyphen_at_line_end_and_cjk_full_width() -> None:
     found = align_passage(page, "第8.3.2条 保修期为三十天")
     assert found is not None
     start, end = found.span
-    assert page[start:end] == "第8.3.2条　保修期为三十天"
+    assert page[start:end] == "第8.3.2条　保修期为三十天。"  # with its closing full stop
 
 
 def test_differences_inside_the_passage_still_locate_it() -> None:
@@ -51,7 +51,7 @@ def test_differences_inside_the_passage_still_locate_it() -> None:
     assert found is not None and not found.exact
     start, end = found.span
     assert PDFIUM_PAGE[start:].startswith("Claims after")
-    assert PDFIUM_PAGE[:end].endswith("entirely")
+    assert PDFIUM_PAGE[:end].endswith("entirely.")
     assert 0.6 < found.coverage < 1.0
 
 

@@ -1,0 +1,58 @@
+# Folio — the two commands of the README:
+#   make run    set everything up (venv, dependencies, default models) and open the window
+#   make test   set up what the tests need (venv, dependencies, small models) and run them
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# Where `make test` keeps the small models it installs (shared by every test run).
+TEST_HOME := $(CURDIR)/.folio-test-home
+PYTEST_ARGS ?=
+
+.PHONY: run test test-slow lint deps system-deps models-default models-small bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip wheel
+
+# llama-cpp-python compiles llama.cpp from source on first install (~15-25 min on 2 cores);
+# pip caches the built wheel, so later installs take seconds.
+$(VENV)/.deps-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+deps: $(VENV)/.deps-installed
+
+# Qt's xcb platform plugin and a virtual screen for the window tests (Debian/Ubuntu, as root).
+system-deps:
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! dpkg -s xvfb libxcb-cursor0 fonts-noto-cjk >/dev/null 2>&1; then \
+		apt-get update -q && apt-get install -y -q --no-install-recommends xvfb xauth \
+		libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-xkb1 \
+		libxkbcommon-x11-0 libxcb-cursor0 libxcb-shape0 libegl1 libgl1 libfontconfig1 libdbus-1-3 \
+		fonts-noto-cjk; \
+	fi
+
+models-default: deps
+	$(BIN)/folio models install --default
+
+models-small: deps
+	FOLIO_HOME=$(TEST_HOME) $(BIN)/folio models install --small
+
+run: deps models-default
+	$(BIN)/folio $(ARGS)
+
+test: deps system-deps models-small
+	$(BIN)/lint-imports
+	FOLIO_MODELS_DIR=$(TEST_HOME)/data/models FOLIO_REQUIRE_MODELS=1 QT_QPA_PLATFORM=offscreen \
+		$(BIN)/python -m pytest -m "not slow and not packaging" $(PYTEST_ARGS)
+
+# The slow tier: whole shared corpus, hostile files, real-model answers. .ci/run runs it too.
+test-slow: deps system-deps models-small
+	FOLIO_MODELS_DIR=$(TEST_HOME)/data/models FOLIO_REQUIRE_MODELS=1 QT_QPA_PLATFORM=offscreen \
+		$(BIN)/python -m pytest -m "slow" $(PYTEST_ARGS)
+
+lint: deps
+	$(BIN)/ruff check desktop_app tests bench
+	$(BIN)/lint-imports
+
+clean:
+	rm -rf $(VENV) $(TEST_HOME) build dist *.egg-info

@@ -1,0 +1,209 @@
+"""Answer speed inside Folio vs llama.cpp alone, on the same rendered prompt.
+
+For each model (small, default) it times, interleaved and each with a cold KV cache:
+
+- Folio: ``LlamaGenerator.stream(messages)`` (template rendering, token count, the first
+  chunk pulled eagerly, cancellation checks, stats), timed from the call to each delta;
+- llama.cpp alone: ``Llama.create_completion(prompt, stream=True)`` on a second instance
+  of the same file, with the prompt Folio rendered and the same threads and sampling;
+- with ``--grammar``: Folio again under the citation grammar (``citation_grammar(labels,
+  every_sentence=True)``), to show what constrained sampling costs;
+- with ``--facade``: ``KnowledgeBase.ask`` on a library of one FinanceBench PDF indexed
+  into a temporary FOLIO_HOME (retrieval, prompt, stream, citations, checks), against
+  llama.cpp alone on the prompt the facade built.
+
+Prints the median time to first token and decode tokens/s of each, and Folio's ratio to
+llama.cpp alone (tokens/s Folio ÷ alone, and time to first token alone ÷ Folio; target
+>= 0.95 for both).
+
+    FOLIO_MODELS_DIR=... .venv/bin/python bench/answer.py [--models small,default]
+        [--runs 3] [--max-tokens 48] [--threads 1] [--grammar] [--facade]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from desktop_app.core import generate, prompts  # noqa: E402
+from desktop_app.core.citations import SourceMap, citation_grammar  # noqa: E402
+from desktop_app.core.generate import LlamaGenerator  # noqa: E402
+
+Timing = tuple[float, float, int]  # (seconds to first token, decode tokens/s, tokens)
+
+
+def _time_stream(start: float, deltas: Iterable[Any]) -> Timing:
+    first = None
+    count = 0
+    for _ in deltas:
+        count += 1
+        if first is None:
+            first = time.perf_counter()
+    end = time.perf_counter()
+    if first is None:
+        return float("nan"), float("nan"), 0
+    rate = (count - 1) / (end - first) if count > 1 and end > first else float("nan")
+    return first - start, rate, count
+
+
+def time_folio(gen: LlamaGenerator, messages: Sequence[dict[str, str]], max_tokens: int,
+               grammar: str | None = None) -> Timing:
+    gen._llm.reset()  # cold prompt, like llama.cpp alone
+    start = time.perf_counter()
+    return _time_stream(start, gen.stream(messages, max_tokens=max_tokens, temperature=0.0, grammar=grammar))
+
+
+def time_alone(llm: Any, prompt: str, max_tokens: int, stop: list[str]) -> Timing:
+    llm.reset()
+    start = time.perf_counter()
+    chunks = llm.create_completion(prompt, max_tokens=max_tokens, temperature=0.0, top_p=generate.TOP_P,
+                                   repeat_penalty=generate.REPEAT_PENALTY, stream=True, stop=stop)
+    return _time_stream(start, chunks)
+
+
+def sample_prompt(gen: LlamaGenerator, sources: int) -> tuple[list[dict[str, str]], list[str]]:
+    """A FinanceBench question with its sources (bench/citing.py), else a synthetic one."""
+    try:
+        import citing
+
+        case = citing.load_cases(1, 0)[0]
+        question, passages = case.question, citing.passages_for(case, sources)
+    except SystemExit:
+        from desktop_app.core.types import Passage
+
+        question = "What was the capital expenditure in 2018?"
+        passages = [Passage(f"c{i}", "d", "r.pdf", "Annual report", i, str(i), "", 0, 900, 1.0,
+                            "Purchases of property, plant and equipment were $1,577 million in 2018. " * 12)
+                    for i in range(1, sources + 1)]
+    source_map = SourceMap.build(passages)
+    packed = prompts.build_prompt(
+        question, [(lab, source_map.marker(lab), p) for lab, p in source_map.items()],
+        count_tokens=gen.count_tokens, context_tokens=gen.context_tokens, answer_tokens=320)
+    return packed.messages, packed.labels
+
+
+def _median(values: Iterable[float]) -> float:
+    return statistics.median(values)
+
+
+def report(name: str, folio: list[Timing], alone: list[Timing]) -> None:
+    f_ttft, a_ttft = _median(t[0] for t in folio), _median(t[0] for t in alone)
+    f_tps, a_tps = _median(t[1] for t in folio), _median(t[1] for t in alone)
+    print(f"  {name:<22} first token {f_ttft:6.2f} s | {f_tps:5.2f} tok/s"
+          f"   alone: {a_ttft:6.2f} s | {a_tps:5.2f} tok/s"
+          f"   ratio tok/s {f_tps / a_tps:.3f}, first token {a_ttft / f_ttft:.3f}", flush=True)
+
+
+def interleave(runs: int, folio: Callable[[], Timing], alone: Callable[[], Timing]) -> tuple[list[Timing], list[Timing]]:
+    ours: list[Timing] = []
+    theirs: list[Timing] = []
+    for i in range(runs):  # alternate who goes first, so drifting load hits both alike
+        pair = (folio, alone) if i % 2 == 0 else (alone, folio)
+        results = [fn() for fn in pair]
+        ours.append(results[0] if i % 2 == 0 else results[1])
+        theirs.append(results[1] if i % 2 == 0 else results[0])
+    return ours, theirs
+
+
+def bench_model(choice: str, args: argparse.Namespace) -> None:
+    from llama_cpp import Llama
+
+    from desktop_app.core import models
+
+    path = models.resolve_answer_model(choice)
+    gen = LlamaGenerator(path, context_tokens=args.context, threads=args.threads)
+    llm = Llama(model_path=str(path), n_ctx=args.context, n_threads=gen.threads, n_threads_batch=gen.threads,
+                seed=42, verbose=False)
+    messages, labels = sample_prompt(gen, args.sources)
+    prompt = gen.render(messages)
+    stop = [s for s in (gen._eos, "<|im_end|>", "<|endoftext|>") if s]
+    print(f"{choice}: {path.name}, {gen.threads} thread(s), prompt {gen.count_tokens(prompt)} tokens,"
+          f" {args.max_tokens} new tokens at most, {args.runs} runs", flush=True)
+    folio, alone = interleave(args.runs, lambda: time_folio(gen, messages, args.max_tokens),
+                              lambda: time_alone(llm, prompt, args.max_tokens, stop))
+    report("LlamaGenerator.stream", folio, alone)
+    if args.grammar:
+        grammar = citation_grammar(labels, every_sentence=True, refusals=[prompts.NO_ANSWER["en"]])
+        constrained = [time_folio(gen, messages, args.max_tokens, grammar) for _ in range(args.runs)]
+        report("stream + grammar", constrained, alone)
+    if args.facade:
+        bench_facade(gen, llm, stop, args)
+
+
+def bench_facade(gen: LlamaGenerator, llm: Any, stop: list[str], args: argparse.Namespace) -> None:
+    """KnowledgeBase.ask on one indexed PDF vs llama.cpp alone on the prompt ask built."""
+    import citing
+
+    from desktop_app.core.settings import Settings
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    seen: list[list[dict[str, str]]] = []
+    original = gen.stream
+
+    def recording_stream(messages: Sequence[dict[str, str]], **kwargs: Any) -> Any:
+        seen.append(list(messages))
+        gen._llm.reset()  # cold prompt, like llama.cpp alone
+        return original(messages, **kwargs)
+
+    gen.stream = recording_stream  # type: ignore[method-assign]
+    case = citing.load_cases(12, 0)[7]  # the Johnson & Johnson 8-K: a small filing
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["FOLIO_HOME"] = home
+        folder = Path(home) / "docs"
+        folder.mkdir()
+        (folder / f"{case.doc_name}.pdf").symlink_to(citing.FINANCEBENCH / "pdfs" / f"{case.doc_name}.pdf")
+        settings = Settings(max_tokens=args.max_tokens, temperature=0.0, threads=gen.threads)
+        kb = KnowledgeBase(Path(home) / "library.duckdb", settings, generator=gen)
+
+        async def index_and_ask() -> list[Timing]:
+            async for _ in kb.index(folder):
+                pass
+            timings = []
+            for _ in range(args.runs):
+                start = time.perf_counter()
+                first, count, end = None, 0, start
+                async for event in kb.ask(case.question):
+                    if event.event == "token":
+                        count += 1
+                        first = first or time.perf_counter()
+                        end = time.perf_counter()
+                assert first is not None, "the facade gave no answer"
+                timings.append((first - start, (count - 1) / (end - first) if count > 1 else float("nan"), count))
+            await kb.close()
+            return timings
+
+        folio = asyncio.run(index_and_ask())
+    prompt = gen.render(seen[-1])
+    alone = [time_alone(llm, prompt, args.max_tokens, stop) for _ in range(args.runs)]
+    print(f"  facade prompt: {gen.count_tokens(prompt)} tokens")
+    report("KnowledgeBase.ask", folio, alone)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", default="small,default", help="comma-separated: small, default, PATH.gguf")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--sources", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=None, help="default: cores - 1 (Folio's default)")
+    parser.add_argument("--context", type=int, default=4096)
+    parser.add_argument("--grammar", action="store_true", help="also time Folio under the citation grammar")
+    parser.add_argument("--facade", action="store_true", help="also time KnowledgeBase.ask on one indexed PDF")
+    args = parser.parse_args()
+    for choice in args.models.split(","):
+        bench_model(choice.strip(), args)
+
+
+if __name__ == "__main__":
+    main()

