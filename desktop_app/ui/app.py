@@ -89,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtWidgets import QApplication
 
     from desktop_app.ui import theme
+    from desktop_app.ui.gc_guard import GuiThreadCollector
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)
@@ -100,12 +101,15 @@ def main(argv: list[str] | None = None) -> int:
     previous_handler = theme.route_qt_messages()
     theme.apply_fonts(app)
     holder: list[object] = []
+    collector = GuiThreadCollector()
+    collector.start()
     try:
         return int(qasync.run(_run(args, holder)))
     except KnownError as error:
         print(f"folio: {error}", file=sys.stderr)
         return 2
     finally:
+        collector.stop()
         for widget in holder:  # delete widgets while the QApplication still exists
             if shiboken6.isValid(widget):
                 shiboken6.delete(widget)

@@ -188,7 +188,11 @@ class PageViewer(QWidget):
             highlighted = self._highlight(source)
         self._decided = True
         self._show_header()
-        self._maybe_settle()
+        if self.page_count() == 0:
+            self._awaiting_render = False
+            self.settled.emit(False)  # nothing to render
+        else:
+            self._maybe_settle()
         return highlighted
 
     def _load(self, path: str) -> bool:

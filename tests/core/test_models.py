@@ -143,6 +143,7 @@ parts = [
 @pytest.fixture
 def pypi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakePyPI:
     monkeypatch.setenv("FOLIO_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("FOLIO_MODELS_DIR", raising=False)
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     fake = FakePyPI(wheels)
@@ -262,6 +263,7 @@ def test_real_pip_runner_reports_an_unreachable_package(
 @pytest.fixture
 def empty_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FOLIO_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("FOLIO_MODELS_DIR", raising=False)
     return paths.models_dir()
 
 

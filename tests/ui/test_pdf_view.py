@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QImage
 
-from desktop_app.core.types import SourceState
+from desktop_app.core.types import SourcePayload, SourceState
 from desktop_app.ui.async_qt import SignalWaiter
 from desktop_app.ui.pdf_view import PageViewer
 from tests.ui.fakes import payload, pypdf_passage
@@ -143,3 +143,11 @@ def test_chinese_passage_is_highlighted(viewer, library, run) -> None:  # noqa: 
     assert covers(highlight, glyph_rects(viewer, "保修期为三"))
     assert covers(highlight, glyph_rects(viewer, "8.3.2"))
     assert not any(h.intersects(b) for h in highlight for b in glyph_rects(viewer, "质保说明"))
+
+
+def test_an_unreadable_file_settles_with_a_reason(viewer, run, tmp_path) -> None:  # noqa: ANN001
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7\nnot really a pdf\n")
+    source = SourcePayload("1", "x:1:0", "x", str(broken), "Broken", 1, "1", "", "anything", 0, 8)
+    assert not open_passage(viewer, run, source)
+    assert "not a readable PDF" in viewer.header.text()

@@ -29,3 +29,31 @@ def test_streaming_and_indexing_do_not_stall_the_event_loop(window, fake_kb, lib
     assert (
         len(turn.markers) == 26 and window.conversation.html().count('href="cite:1?turn=0"') == 25
     )
+
+
+def test_garbage_is_collected_on_the_gui_thread(qtbot, qloop, run) -> None:  # noqa: ANN001
+    import asyncio
+    import gc
+    import threading
+
+    from desktop_app.ui.gc_guard import GuiThreadCollector
+
+    collector = GuiThreadCollector(interval_ms=20)
+    collector.start()
+    try:
+        assert not gc.isenabled()
+
+        def make_cycles() -> None:  # a worker allocating: must not collect by itself
+            for _ in range(5000):
+                node: list[object] = []
+                node.append(node)
+
+        worker = threading.Thread(target=make_cycles)
+        worker.start()
+        worker.join()
+        assert gc.get_count()[0] > gc.get_threshold()[0]
+        run(asyncio.sleep(0.1))
+        assert gc.get_count()[0] < gc.get_threshold()[0]
+    finally:
+        collector.stop()
+    assert gc.isenabled()
