@@ -1,0 +1,288 @@
+"""Retrieval quality and speed: evidence-page recall@1/@5 and query latency.
+
+Quality, per QA set and per language, for BM25 alone, dense alone and Folio's fused
+retriever (``Retriever.search``):
+
+- FinanceBench questions whose document is in ``../shared/qa/financebench/pdfs``
+  (``evidence_page_num`` is 0-based);
+- MMLongBench-Doc questions over ``../shared/qa/mmlongbench-doc/documents`` whose evidence
+  is plain text or a table and whose answer is not "Not answerable" (1-based pages);
+- our hand-written questions over ``../shared/corpus`` (``bench/data/corpus_zh.json``,
+  ``bench/data/corpus_en.json``), so that the per-language claim is measured in Chinese.
+
+A hit at k: one of the top k passages comes from the right file and lies on an evidence
+page. Each library is indexed once with the real embedder into ``--work`` (or reused:
+``--fin-db``, ``--mml-db``, ``--corpus-db``) and reused on later runs.
+
+Speed: ``Retriever.search`` latency (p50/p95 wall, and median CPU time of this process)
+on each real library, and on synthetic libraries of ``--sizes`` chunks (see
+``retrieval_synth.py``), with the time it took to build each.
+
+    FOLIO_MODELS_DIR=... .venv/bin/python bench/retrieval.py [--work DIR]
+        [--sizes 100000,200000,500000] [--sets fin,mml,corpus] [--no-synthetic]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections import defaultdict  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+from desktop_app.core import terms as termlib  # noqa: E402
+from desktop_app.core.retrieve import Retriever  # noqa: E402
+from desktop_app.core.store import Store  # noqa: E402
+
+SHARED = REPO.parent / "shared"
+DATA = REPO / "bench" / "data"
+METHODS = ("bm25", "dense", "fused")
+POOL = 50
+
+
+@dataclass(frozen=True)
+class Question:
+    qset: str
+    qid: str
+    text: str
+    file: str  # file name of the document that holds the answer
+    pages: frozenset[int]  # 1-based physical pages
+    language: str
+
+
+# --------------------------------------------------------------------------- questions
+
+
+def _language(text: str) -> str:
+    return "zh" if termlib.is_cjk_query(text) else "en"
+
+
+def financebench(shared: Path) -> list[Question]:
+    folder = shared / "qa" / "financebench"
+    have = {p.stem for p in (folder / "pdfs").glob("*.pdf")}
+    out = []
+    for line in (folder / "financebench_open_source.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        if row["doc_name"] not in have:
+            continue
+        pages = frozenset(int(e["evidence_page_num"]) + 1 for e in row["evidence"])
+        out.append(Question("financebench", row["financebench_id"], row["question"],
+                            row["doc_name"] + ".pdf", pages, _language(row["question"])))
+    return out
+
+
+def mmlongbench(shared: Path) -> list[Question]:
+    folder = shared / "qa" / "mmlongbench-doc"
+    have = {p.name for p in (folder / "documents").glob("*.pdf")}
+    out = []
+    for i, row in enumerate(json.loads((folder / "samples.json").read_text())):
+        sources = str(row["evidence_sources"])
+        if row["doc_id"] not in have or str(row["answer"]).strip() == "Not answerable":
+            continue
+        if "Pure-text (Plain-text)" not in sources and "Table" not in sources:
+            continue
+        pages = frozenset(int(p) for p in json.loads(row["evidence_pages"]))
+        if not pages:
+            continue
+        out.append(Question("mmlongbench", f"mml-{i}", row["question"], row["doc_id"], pages,
+                            _language(row["question"])))
+    return out
+
+
+def hand(path: Path) -> list[Question]:
+    data = json.loads(path.read_text())
+    default = data.get("language", "")
+    return [
+        Question("corpus", f"{path.stem}-{i}", q["question"], q["file"], frozenset(q["pages"]),
+                 q.get("language", default) or _language(q["question"]))
+        for i, q in enumerate(data["questions"])
+    ]
+
+
+# --------------------------------------------------------------------------- libraries
+
+
+def _embedder() -> Any:
+    from desktop_app.core.embed import OnnxEmbedder
+
+    return OnnxEmbedder.from_choice("default")
+
+
+def ensure_library(db: Path, folder: Path, embedder: Any) -> Store:
+    """Open ``db``; index ``folder`` into it first if some of its PDFs are missing."""
+    from desktop_app.core.indexing import Indexer, scan_folder
+
+    store = Store(db)
+    wanted = {str(p.resolve()) for p in scan_folder(folder)}
+    have = {r.path for r in store.file_records() if not r.removed}
+    if wanted - have:
+        print(f"indexing {folder} into {db} ({len(wanted - have)} files to do)...", flush=True)
+        started = time.monotonic()
+        last = [0.0]
+
+        def emit(event: Any) -> None:
+            if time.monotonic() - last[0] > 30 and hasattr(event, "chunks_done"):
+                last[0] = time.monotonic()
+                print(f"  {event.files_done}/{event.files_total} files, {event.chunks_done} chunks",
+                      flush=True)
+
+        summary = Indexer(store, embedder).run(folder, emit)
+        print(f"  {summary.documents} documents, {summary.chunks} chunks in"
+              f" {time.monotonic() - started:.0f} s", flush=True)
+    return store
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass
+class Outcome:
+    question: Question
+    ranks: dict[str, int | None]  # method -> 1-based rank of the first hit within top 5
+    wall: float = 0.0
+    cpu: float = 0.0
+
+
+def _first_hit(passages: Sequence[Any], q: Question) -> int | None:
+    for rank, p in enumerate(passages, 1):
+        if Path(p.doc_path).name == q.file and p.page in q.pages:
+            return rank
+    return None
+
+
+def _passages(store: Store, keys: Sequence[int]) -> list[Any]:
+    found = store.passages(list(keys))
+    return [found[k] for k in keys if k in found]
+
+
+def evaluate(store: Store, retriever: Retriever, questions: Sequence[Question]) -> list[Outcome]:
+    out = []
+    retriever.search("warm up the caches", 5)
+    for q in questions:
+        lexical = [k for k, _ in retriever.bm25(q.text, POOL)[0]][:5]
+        semantic = [k for k, _ in retriever.dense(q.text, POOL)][:5]
+        wall, cpu = time.perf_counter(), time.process_time()
+        fused = retriever.search(q.text, 5)
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        ranks = {
+            "bm25": _first_hit(_passages(store, lexical), q),
+            "dense": _first_hit(_passages(store, semantic), q),
+            "fused": _first_hit(fused.passages, q),
+        }
+        out.append(Outcome(q, ranks, wall, cpu))
+    return out
+
+
+def _recall(outcomes: Sequence[Outcome], method: str, k: int) -> float:
+    hits = sum(1 for o in outcomes if o.ranks[method] is not None and o.ranks[method] <= k)
+    return hits / len(outcomes) if outcomes else 0.0
+
+
+def percentile(values: Sequence[float], pct: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    index = min(len(ordered) - 1, max(0, round(pct / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def quality_table(outcomes: Sequence[Outcome]) -> list[str]:
+    groups: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
+    for o in outcomes:
+        groups[(o.question.qset, o.question.language)].append(o)
+        groups[(o.question.qset, "all")].append(o)
+        groups[("all", o.question.language)].append(o)
+    head = f"{'set':<12} {'lang':<4} {'n':>4}  " + "  ".join(f"{m + ' @1/@5':>13}" for m in METHODS)
+    lines = [head, "-" * len(head)]
+    for (qset, lang), group in sorted(groups.items(), key=lambda kv: (kv[0][0] == "all", kv[0])):
+        if lang == "all" and len({o.question.language for o in group}) == 1 and qset != "all":
+            continue
+        cells = "  ".join(
+            f"{_recall(group, m, 1):>6.2f}/{_recall(group, m, 5):<6.2f}" for m in METHODS
+        )
+        lines.append(f"{qset:<12} {lang:<4} {len(group):>4}  {cells}")
+    return lines
+
+
+def latency_line(label: str, chunks: int, walls: Sequence[float], cpus: Sequence[float],
+                 extra: str = "") -> str:
+    return (f"{label:<22} {chunks:>8}  p50 {percentile(walls, 50) * 1000:6.1f} ms"
+            f"  p95 {percentile(walls, 95) * 1000:6.1f} ms  cpu p50"
+            f" {statistics.median(cpus) * 1000 if cpus else 0:6.1f} ms  {extra}")
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/folio-bench-retrieval"))
+    parser.add_argument("--fin-db", type=Path)
+    parser.add_argument("--mml-db", type=Path)
+    parser.add_argument("--corpus-db", type=Path)
+    parser.add_argument("--sets", default="fin,mml,corpus")
+    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--no-synthetic", action="store_true")
+    parser.add_argument("--misses", action="store_true", help="list the fused misses")
+    args = parser.parse_args(argv)
+    if not SHARED.is_dir():
+        print(f"{SHARED} is absent: the QA sets live there", file=sys.stderr)
+        return 2
+    args.work.mkdir(parents=True, exist_ok=True)
+    embedder = _embedder()
+    plan: list[tuple[str, Path, Path, Callable[[], list[Question]]]] = []
+    sets = set(args.sets.split(","))
+    if "fin" in sets:
+        plan.append(("financebench", args.fin_db or args.work / "financebench.duckdb",
+                     SHARED / "qa" / "financebench" / "pdfs", lambda: financebench(SHARED)))
+    if "mml" in sets:
+        plan.append(("mmlongbench", args.mml_db or args.work / "mmlongbench.duckdb",
+                     SHARED / "qa" / "mmlongbench-doc" / "documents", lambda: mmlongbench(SHARED)))
+    if "corpus" in sets:
+        plan.append(("corpus", args.corpus_db or args.work / "corpus.duckdb", SHARED / "corpus",
+                     lambda: hand(DATA / "corpus_zh.json") + hand(DATA / "corpus_en.json")))
+    outcomes: list[Outcome] = []
+    latency: list[str] = []
+    for name, db, folder, load in plan:
+        store = ensure_library(db, folder, embedder)
+        retriever = Retriever(store, embedder)
+        done = evaluate(store, retriever, load())
+        outcomes += done
+        latency.append(latency_line(f"real: {name}", store.counts()["chunks"],
+                                    [o.wall for o in done], [o.cpu for o in done]))
+        if args.misses:
+            for o in done:
+                if o.ranks["fused"] is None:
+                    print(f"  miss {o.question.qid} [{o.question.language}] {o.question.text[:90]!r}"
+                          f" -> {o.question.file} p{sorted(o.question.pages)} {o.ranks}")
+        store.close()
+    if not args.no_synthetic:
+        from retrieval_synth import synthetic_latency
+
+        questions = [o.question.text for o in outcomes] or ["what is the capital expenditure"]
+        for size in (int(s) for s in args.sizes.split(",") if s):
+            latency.append(synthetic_latency(args.work, size, embedder, questions))
+    print()
+    print("\n".join(quality_table(outcomes)))
+    print()
+    print(f"query latency ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}):")
+    print("\n".join(latency))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
