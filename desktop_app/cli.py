@@ -255,8 +255,15 @@ def _models(args: argparse.Namespace) -> int:
         return 0
     which = args.which or "default"
 
+    last: list[str] = []
+
     def progress(p: Any) -> None:
-        print(f"\r{p}", end="", file=sys.stderr, flush=True)
+        line = f"{p.step} {p.model}: {p.bytes_done / 1e6:.0f}/{p.bytes_total / 1e6:.0f} MB ({p.models_done}/{p.models_total} models)"
+        if sys.stderr.isatty():
+            print(f"\r{line:<90}", end="", file=sys.stderr, flush=True)
+        elif not last or last[-1] != f"{p.step} {p.model}":
+            last.append(f"{p.step} {p.model}")
+            print(line, file=sys.stderr, flush=True)
 
     installed = models.install(which, progress=progress)
     print(file=sys.stderr)

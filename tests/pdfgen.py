@@ -48,11 +48,13 @@ def write_pdf(
     title: str | None = None,
     page_labels: Sequence[str] | None = None,
     rotate: int | Sequence[int] | None = None,
+    crop_box: tuple[float, float, float, float] | None = None,
 ) -> Path:
     """Write ``pages`` (lines per page) to ``path`` and return it.
 
     ``page_labels`` gives each page its printed label (one /PageLabels range per page);
-    ``rotate`` sets /Rotate for every page (an int) or per page (a sequence).
+    ``rotate`` sets /Rotate for every page (an int) or per page (a sequence);
+    ``crop_box`` (left, bottom, right, top) sets every page's /CropBox.
     """
     path = Path(path)
     count = len(pages)
@@ -82,6 +84,8 @@ def write_pdf(
         ) + b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R" % (font_id, page_id + 1)
         if rotations[index]:
             page += b" /Rotate %d" % rotations[index]
+        if crop_box is not None:
+            page += b" /CropBox [%g %g %g %g]" % crop_box
         objects[page_id] = page + b" >>"
         objects[page_id + 1] = b"<< /Length %d >>\nstream\n" % len(content) + content + b"endstream"
     if title is not None:

@@ -126,6 +126,8 @@ def answer(
     if _says_no_answer(finished.text, language) and not finished.citations:
         emit(NoBasis(reason="The model found no answer in the sources it was given."))
     emit(finished)
+    if settings.judge and claims:
+        claims = _judge(generator, store, source_map, finished.text, claims, emit, should_cancel)
     logger.info("answer %s in %.1f s, %d citations", answer_id, time.perf_counter() - started,
                 sum(len(v) for v in finished.citations.values()))
     _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
@@ -144,6 +146,28 @@ def default_verifier(source_map: SourceMap) -> Any:
     by_label = {label: passage.text for label, passage in source_map.items()}
     by_chunk = {passage.chunk_id: passage.text for _, passage in source_map.items()}
     return StreamingVerifier(by_label, by_chunk, embed=None)
+
+
+def _judge(generator: Any, store: Any, source_map: SourceMap, text: str,
+           claims: list[ClaimVerdict], emit: Callable[[AnswerEvent], None],
+           should_cancel: Callable[[], bool]) -> list[ClaimVerdict]:
+    """Ask the loaded model about the sentences the rule scorer was unsure of; emit and
+    return the updated verdicts. Runs after the answer finished, on the model's thread."""
+    from desktop_app.core.judge import Judge, JudgedPassage, merge
+
+    passages = {label: JudgedPassage(p.chunk_id, p.text) for label, p in source_map.items()}
+    judge = Judge(generator, store, should_cancel)
+    started = time.perf_counter()
+    try:
+        updates = judge.review(text, claims, passages)
+    except Exception:  # the answer stands on the rule scorer's verdicts
+        logger.exception("the judge failed; keeping the rule scorer's verdicts")
+        return claims
+    for update in updates:
+        emit(update)
+    logger.info("judge: %d verdicts updated, %d model calls, %d cached, %.1f s", len(updates),
+                judge.model_calls, judge.cache_hits, time.perf_counter() - started)
+    return merge(claims, updates)
 
 
 def _says_no_answer(text: str, language: str) -> bool:

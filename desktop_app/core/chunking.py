@@ -5,7 +5,7 @@
 * Headings and numbered clauses start a new chunk (once the chunk so far holds at least
   a quarter of ``max_tokens``): ``第三章``, ``第二节``, ``第8.3.2条``, ``一、``, ``8.3.2 Title``,
   ``Section 4.2``, ``§ 12``, ``Article 5``, ``Chapter 3``, ``# Title``, ALL-CAPS lines. Lines
-  that repeat at the top or bottom of many pages (running heads) are not headings.
+  that repeat at the top or bottom of three or more pages (running heads) are not.
 * ``chunk.section`` is the heading path in effect where the chunk's text starts
   (``"Chapter 3 Results > 3.2 Accuracy"``), carried over from earlier pages.
 * Sizes are in embedder tokens. Text is cut at sentence ends (``。！？；.!?;``), and a
@@ -14,10 +14,12 @@
   trailing sentences.
 
 Without ``count_tokens``, :func:`approx_tokens` estimates all-MiniLM-L6-v2's WordPiece
-count. Against the real tokenizer on 600-character windows of 13 corpus documents its
-ratio was median 1.08, 5th percentile 0.90 (worst: German math notes, 0.77), so the
-default 220 leaves room below the model's 256-token window; pass the real tokenizer
-for exact sizes.
+count (English vocabulary: words of other languages cost more, so the document's
+language is guessed first). Against the real tokenizer on 2,115 windows of 600
+characters from all 27 corpus documents its ratio was median 1.09, 5th percentile 0.99,
+1st percentile 0.89; of the 5,201 corpus chunks at the default 220, the largest is 258
+real tokens with [CLS] and [SEP] (one chunk over the 256 window). Pass the real
+tokenizer's count for exact sizes.
 """
 
 from __future__ import annotations

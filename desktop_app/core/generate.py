@@ -2,9 +2,15 @@
 
 One ``LlamaGenerator`` owns one ``Llama`` instance; the facade calls it from a single
 owner thread. The chat template comes from the GGUF and is rendered in Jinja's
-immutable sandbox, so a hostile template cannot reach Python. The first chunk is
-pulled before the stream is handed out, so a broken model fails as an error, not as
-half an answer.
+immutable sandbox, so a hostile template cannot reach Python.
+
+``stream`` reads the prompt in steps of :data:`PREFILL_STEP` tokens, checking for
+cancellation between them (a prompt takes 20-60 s on a 2-core machine), and reuses the
+KV cache for the prefix the previous prompt shared (the system prompt and the worked
+example never change). It checks a grammar with llama.cpp's parser first (an invalid one
+would crash the process when sampling starts) and pulls the first chunk before handing
+the stream out, so a broken model fails as a KnownError, not as half an answer.
+Figures: bench/answer.py (Folio vs llama.cpp alone), bench/citing.py (sampling).
 """
 
 from __future__ import annotations
@@ -283,7 +289,8 @@ class LlamaGenerator:
         try:
             if first is not None:
                 produced += 1
-                yield first["choices"][0]["text"]
+                if first["choices"][0]["text"]:
+                    yield first["choices"][0]["text"]
             for chunk in iterator:
                 if should_cancel():
                     raise Cancelled()

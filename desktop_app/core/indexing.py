@@ -1,25 +1,36 @@
 """One index run over a folder: scan, detect changes, parse (worker processes), chunk,
 embed and store, committing per file. Qt-free, no asyncio: the facade runs it on a thread.
 
-Parsing happens in worker processes while this thread embeds the previous file, so
-the two overlap. Every file is written in one transaction: a crash or a cancel leaves
-whole files only, and the next run picks up where this one stopped.
+Three stages overlap. Worker processes parse PDFs (``parse_pool``); a feeder thread
+takes their results as they complete, chunks them and counts their terms, and keeps up
+to :data:`PREFETCH_DOCS` documents ready; the calling thread embeds and writes. The
+embedder (onnxruntime releases the GIL) therefore never waits for a parse unless the
+parser really is behind. Every file is written in one transaction: a crash or a cancel
+leaves whole files only, and the next run finds them unchanged and goes on with the rest.
+
+Cancellation is checked between embedder calls, which are sized to last well under a
+second, so a cancelled run returns promptly and writes nothing half-embedded.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from desktop_app.core import chunking, parse_pool
 from desktop_app.core import terms as termlib
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.store import Store
 from desktop_app.core.types import (
+    Chunk,
     DocStatus,
     ExtractedDocument,
     FileIndexed,
@@ -30,7 +41,11 @@ from desktop_app.core.types import (
 
 logger = logging.getLogger(__name__)
 
-EMBED_BATCH = 32
+EMBED_BATCH = 32  # texts per embedder call when rebuilding vectors (``reindex``)
+PREFETCH_DOCS = 3  # parsed and chunked documents kept ready for the embedder
+CALL_SECONDS = 0.3  # target length of one embedder call: the cancel latency while embedding
+CALL_MIN, CALL_MAX = 4, 16  # chunks per embedder call (8-16 measured as cheap per chunk as 32)
+_POLL_S = 0.1
 # Statuses worth another try when the bytes did not change but the situation did.
 _RETRY_WITH_PASSWORD = {DocStatus.NEEDS_PASSWORD.value}
 
@@ -44,6 +59,12 @@ def scan_folder(folder: Path) -> list[Path]:
             if name.lower().endswith(".pdf") and not name.startswith("."):
                 found.append(Path(root) / name)
     return found
+
+
+def default_workers() -> int:
+    """Two parse workers even on two cores: a slow file then never stalls the pipeline
+    (parsing costs a tenth of embedding, so the second worker is mostly idle)."""
+    return max(2, min(4, (os.cpu_count() or 2) - 1))
 
 
 @dataclass
@@ -74,6 +95,37 @@ class _Tally:
         )
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """A parsed document, chunked, with the BM25 term counts of each chunk."""
+
+    doc: ExtractedDocument
+    chunks: list[Chunk]
+    terms: list[dict[str, int]]
+
+
+@dataclass(frozen=True)
+class _FeedFailed:
+    error: BaseException
+
+
+_END = object()
+
+
+@dataclass
+class StageSeconds:
+    """Where the indexing thread's time went in the last run (wall seconds).
+
+    ``waiting`` is time the embedder sat idle for want of a parsed document: near zero
+    when parsing keeps ahead. ``chunking`` runs on the feeder thread, in parallel."""
+
+    waiting: float = 0.0
+    embedding: float = 0.0
+    writing: float = 0.0
+    chunking: float = 0.0
+    embedded_chunks: int = 0
+
+
 class Indexer:
     def __init__(
         self,
@@ -86,7 +138,9 @@ class Indexer:
         self.store = store
         self.embedder = embedder
         self.parse_timeout_s = parse_timeout_s
-        self.workers = workers or max(1, min(2, (os.cpu_count() or 2) - 1))
+        self.workers = workers or default_workers()
+        self.stages = StageSeconds()
+        self._call_size = CALL_MIN * 2
 
     @property
     def model_id(self) -> str:
@@ -101,6 +155,7 @@ class Indexer:
     ) -> IndexSummary:
         folder = Path(folder).expanduser().resolve()
         passwords = {str(Path(k).resolve()): v for k, v in (passwords or {}).items()}
+        self.stages = StageSeconds()
         tally = _Tally()
         paths = scan_folder(folder)
         tally.files_total = len(paths)
@@ -108,9 +163,13 @@ class Indexer:
         for path in paths:
             if should_cancel():
                 return self._summary(tally, [], cancelled=True)
-            size = path.stat().st_size
+            try:
+                size = path.stat().st_size
+                outcome = self._unchanged(path, passwords)
+            except FileNotFoundError:  # deleted since the scan: the removal pass retires it
+                tally.files_total -= 1
+                continue
             tally.bytes_total += size
-            outcome = self._unchanged(path, passwords)
             if outcome is None:
                 to_parse.append(path)
                 continue
@@ -120,27 +179,15 @@ class Indexer:
             emit(outcome)
             emit(tally.progress(str(path)))
 
-        def password_list(p: str) -> list[str]:
-            given = passwords.get(str(Path(p).resolve()))
-            return [given] if given else []
-
-        docs: Iterator[ExtractedDocument] = parse_pool.parse_many(
-            [str(p) for p in to_parse],
-            passwords_for=password_list,
-            timeout_s=self.parse_timeout_s,
-            workers=self.workers,
-            should_cancel=should_cancel,
-        )
-        for doc in docs:
-            if should_cancel():
-                break
-            event = self._store_document(doc, tally, emit, should_cancel)
-            if event is None:  # cancelled while embedding: the file was not written
-                break
-            tally.files_done += 1
-            tally.bytes_done += doc.size
-            emit(event)
-            emit(tally.progress(doc.path))
+        with closing(self._prepared([str(p) for p in to_parse], passwords, should_cancel)) as items:
+            for item in items:
+                event = self._store_document(item, tally, emit, should_cancel)
+                if event is None:  # cancelled while embedding: the file was not written
+                    break
+                tally.files_done += 1
+                tally.bytes_done += item.doc.size
+                emit(event)
+                emit(tally.progress(item.doc.path))
         if should_cancel():
             return self._summary(tally, [], cancelled=True)
         # Last, so that a file moved inside the folder is first found at its new path and
@@ -148,7 +195,163 @@ class Indexer:
         removed = self._mark_removed(folder, {str(p) for p in paths})
         return self._summary(tally, removed, cancelled=False)
 
-    # ------------------------------------------------------------------ steps
+    # ------------------------------------------------------------------ the pipeline
+
+    def _prepared(
+        self, paths: list[str], passwords: dict[str, str], should_cancel: Callable[[], bool]
+    ) -> Iterator[_Prepared]:
+        """Chunked documents, as the feeder thread makes them; stops on cancel."""
+        if not paths:
+            return
+        ready: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH_DOCS)
+        stop = threading.Event()
+
+        def halted() -> bool:
+            return stop.is_set() or should_cancel()
+
+        feeder = threading.Thread(
+            target=self._feed, args=(paths, passwords, halted, ready), name="folio-parse-feed",
+            daemon=True,
+        )
+        feeder.start()
+        try:
+            while not should_cancel():
+                began = time.perf_counter()
+                try:
+                    item = ready.get(timeout=_POLL_S)
+                except queue.Empty:
+                    self.stages.waiting += time.perf_counter() - began
+                    if not feeder.is_alive() and ready.empty():
+                        return  # the feeder died without a word (cannot happen, but never hang)
+                    continue
+                self.stages.waiting += time.perf_counter() - began
+                if item is _END:
+                    return
+                if isinstance(item, _FeedFailed):
+                    raise item.error
+                yield item
+        finally:
+            stop.set()
+            while feeder.is_alive():  # unblock a feeder waiting for room, then let it stop
+                try:
+                    ready.get(timeout=_POLL_S)
+                except queue.Empty:
+                    pass
+            feeder.join()
+
+    def _feed(
+        self,
+        paths: list[str],
+        passwords: dict[str, str],
+        halted: Callable[[], bool],
+        ready: queue.Queue[Any],
+    ) -> None:
+        """Feeder thread: parse (in worker processes), chunk, count terms, hand over."""
+
+        def password_list(p: str) -> list[str]:
+            given = passwords.get(str(Path(p).resolve()))
+            return [given] if given else []
+
+        docs = parse_pool.parse_many(
+            paths, passwords_for=password_list, timeout_s=self.parse_timeout_s,
+            workers=self.workers, should_cancel=halted,
+        )
+        last: Any = _END
+        try:
+            for doc in docs:
+                if halted():
+                    return
+                began = time.perf_counter()
+                item = self._chunk(doc)
+                self.stages.chunking += time.perf_counter() - began
+                if not _put(ready, item, halted):
+                    return
+        except BaseException as exc:  # handed to the indexing thread, raised there
+            logger.exception("preparing documents failed")
+            last = _FeedFailed(exc)
+        finally:
+            docs.close()  # stops the parse workers now, not when garbage-collected
+        _put(ready, last, halted)
+
+    def _chunk(self, doc: ExtractedDocument) -> _Prepared:
+        if not doc.status.searchable:
+            return _Prepared(doc, [], [])
+        count = getattr(self.embedder, "count_tokens", None)
+        max_tokens = int(getattr(self.embedder, "max_tokens", 256)) - 16
+        chunks = chunking.chunk_document(doc, max_tokens=min(220, max_tokens), count_tokens=count)
+        return _Prepared(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks])
+
+    def _embed(
+        self, texts: list[str], should_cancel: Callable[[], bool], done: Callable[[int], None]
+    ) -> Any:
+        """Vectors of ``texts`` (input order), or None if cancelled first.
+
+        Texts go to the embedder shortest first (so each call pads little) in calls
+        sized to last about :data:`CALL_SECONDS`, with a cancel check between calls."""
+        import numpy as np
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: Any = None
+        start = 0
+        while start < len(order):
+            if should_cancel():
+                return None
+            picked = order[start : start + self._call_size]
+            began = time.perf_counter()
+            vectors = self.embedder.embed([texts[i] for i in picked])  # type: ignore[attr-defined]
+            spent = time.perf_counter() - began
+            self.stages.embedding += spent
+            self.stages.embedded_chunks += len(picked)
+            if out is None:
+                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[picked] = vectors
+            per_chunk = spent / len(picked)
+            self._call_size = max(CALL_MIN, min(CALL_MAX, int(CALL_SECONDS / max(per_chunk, 1e-6))))
+            start += len(picked)
+            done(len(picked))
+        return out
+
+    def _store_document(
+        self,
+        item: _Prepared,
+        tally: _Tally,
+        emit: Callable[[IndexEvent], None],
+        should_cancel: Callable[[], bool],
+    ) -> FileIndexed | None:
+        doc, chunks = item.doc, item.chunks
+        if not doc.status.searchable:
+            self.store.set_file(doc.path, doc.doc_id or None, doc.size, doc.mtime, str(doc.status), doc.error)
+            event = FileIndexed(
+                path=doc.path, status=doc.status, pages=doc.page_count, chunks=0, error=doc.error,
+                bad_pages=tuple(doc.bad_pages),
+            )
+            tally.failed.append(event)
+            return event
+        vectors = None
+        if self.embedder is not None and chunks:
+            def done(n: int) -> None:
+                tally.chunks_done += n
+                emit(tally.progress(doc.path))
+
+            vectors = self._embed([c.text for c in chunks], should_cancel, done)
+            if vectors is None:
+                return None
+        else:
+            tally.chunks_done += len(chunks)
+        began = time.perf_counter()
+        version = self.store.next_version(doc.path, doc.doc_id)
+        self.store.write_document(doc, chunks, item.terms, vectors, self.model_id, version)
+        self.stages.writing += time.perf_counter() - began
+        tally.documents += 1
+        tally.pages += doc.page_count
+        tally.pages_done += doc.page_count
+        tally.chunks += len(chunks)
+        return FileIndexed(
+            path=doc.path, status=doc.status, pages=doc.page_count, chunks=len(chunks),
+            error=doc.error, bad_pages=tuple(doc.bad_pages),
+        )
+
+    # ------------------------------------------------------------------ change detection
 
     def _mark_removed(self, folder: Path, present: set[str]) -> list[str]:
         prefix = str(folder) + os.sep
@@ -161,7 +364,10 @@ class Indexer:
         return gone
 
     def _unchanged(self, path: Path, passwords: dict[str, str]) -> FileIndexed | None:
-        """A FileIndexed(unchanged=True) if nothing needs doing for ``path``, else None."""
+        """A FileIndexed(unchanged=True) if nothing needs doing for ``path``, else None.
+
+        Size and mtime first; when they differ, the sha256 of the bytes decides (a touched
+        file, or the same bytes moved or copied here, keeps its chunks)."""
         stat = path.stat()
         record = self.store.file_record(str(path))
         retry = str(path) in passwords
@@ -201,53 +407,14 @@ class Indexer:
             error=error, bad_pages=bad,
         )
 
-    def _store_document(
-        self,
-        doc: ExtractedDocument,
-        tally: _Tally,
-        emit: Callable[[IndexEvent], None],
-        should_cancel: Callable[[], bool],
-    ) -> FileIndexed | None:
-        if not doc.status.searchable:
-            self.store.set_file(doc.path, doc.doc_id or None, doc.size, doc.mtime, str(doc.status), doc.error)
-            event = FileIndexed(
-                path=doc.path, status=doc.status, pages=doc.page_count, chunks=0, error=doc.error,
-                bad_pages=tuple(doc.bad_pages),
-            )
-            tally.failed.append(event)
-            return event
-        count = getattr(self.embedder, "count_tokens", None)
-        max_tokens = int(getattr(self.embedder, "max_tokens", 256)) - 16
-        chunks = chunking.chunk_document(doc, max_tokens=min(220, max_tokens), count_tokens=count)
-        chunk_terms = [dict(termlib.term_counts(c.text)) for c in chunks]
-        vectors = None
-        if self.embedder is not None and chunks:
-            import numpy as np
-
-            parts = []
-            for start in range(0, len(chunks), EMBED_BATCH):
-                if should_cancel():
-                    return None
-                batch = [c.text for c in chunks[start : start + EMBED_BATCH]]
-                parts.append(self.embedder.embed(batch))  # type: ignore[attr-defined]
-                tally.chunks_done += len(batch)
-                emit(tally.progress(doc.path))
-            vectors = np.vstack(parts)
-        else:
-            tally.chunks_done += len(chunks)
-        version = self.store.next_version(doc.path, doc.doc_id)
-        self.store.write_document(doc, chunks, chunk_terms, vectors, self.model_id, version)
-        tally.documents += 1
-        tally.pages += doc.page_count
-        tally.pages_done += doc.page_count
-        tally.chunks += len(chunks)
-        return FileIndexed(
-            path=doc.path, status=doc.status, pages=doc.page_count, chunks=len(chunks),
-            error=doc.error, bad_pages=tuple(doc.bad_pages),
-        )
-
     def _summary(self, tally: _Tally, removed: list[str], cancelled: bool) -> IndexSummary:
         counts = self.store.counts()
+        s = self.stages
+        logger.info(
+            "index run: %d files parsed, %d chunks embedded in %.1f s; waited %.1f s for parsing,"
+            " chunked %.1f s (in parallel), wrote %.1f s", tally.documents, s.embedded_chunks,
+            s.embedding, s.waiting, s.chunking, s.writing,
+        )
         return IndexSummary(
             documents=counts["documents"], pages=counts["pages"], chunks=counts["chunks"],
             unchanged=tally.unchanged, failed=tuple(tally.failed), removed=tuple(removed),
@@ -257,20 +424,40 @@ class Indexer:
     # ------------------------------------------------------------------ rebuild derived data
 
     def reindex(self, emit: Callable[[IndexEvent], None], should_cancel: Callable[[], bool] = lambda: False) -> int:
-        """Rebuild the BM25 postings and any missing vectors from the chunks table."""
+        """Rebuild the BM25 postings and any missing vectors from the chunks table.
+
+        Vectors are written every :data:`EMBED_BATCH` chunks, so a cancel or a crash keeps
+        what was done and the next ``reindex`` embeds only the rest."""
+        started = time.monotonic()
         texts = self.store.all_chunk_texts()
         self.store.rebuild_postings((k, dict(termlib.term_counts(t))) for k, t in texts)
         if self.embedder is None:
             return 0
         missing = self.store.chunks_without_vectors(self.model_id)
-        done = 0
-        for start in range(0, len(missing), EMBED_BATCH * 4):
-            if should_cancel():
+        written = embedded = 0
+
+        def progress(n: int) -> None:
+            nonlocal embedded
+            embedded += n
+            emit(IndexProgress(files_done=0, files_total=0, pages_done=0, chunks_done=embedded,
+                               current_file="", elapsed=time.monotonic() - started, eta_seconds=None))
+
+        for start in range(0, len(missing), EMBED_BATCH):
+            batch = missing[start : start + EMBED_BATCH]
+            vectors = self._embed([t for _, t in batch], should_cancel, progress)
+            if vectors is None:
                 break
-            batch = missing[start : start + EMBED_BATCH * 4]
-            vectors = self.embedder.embed([t for _, t in batch])  # type: ignore[attr-defined]
             self.store.add_vectors([k for k, _ in batch], vectors, self.model_id)
-            done += len(batch)
-            emit(IndexProgress(files_done=0, files_total=0, pages_done=0, chunks_done=done,
-                               current_file="", elapsed=0.0, eta_seconds=None))
-        return done
+            written += len(batch)
+        return written
+
+
+def _put(ready: queue.Queue[Any], item: object, halted: Callable[[], bool]) -> bool:
+    """Hand ``item`` over, waiting for room; False if the run stopped meanwhile."""
+    while True:
+        try:
+            ready.put(item, timeout=_POLL_S)
+            return True
+        except queue.Full:
+            if halted():
+                return False

@@ -11,6 +11,25 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
+# BM25 postings: one row per (term, chunk). ``term_id`` is terms.term_id(term), a hash;
+# ``dl`` is the chunk's length in terms (kept here so scoring needs no join). Rows are kept
+# sorted by term_id except for a tail of recent writes (``bm25_state.unsorted`` rows), so
+# a query reads only the row groups that hold its terms; the store re-sorts the tail when
+# it grows. ``bm25_state.tokenizer`` is the terms.TOKENIZER_VERSION the postings were made
+# with: the store rebuilds them from the chunk text when it differs.
+POSTINGS_DDL = """
+        CREATE TABLE postings (
+            term_id BIGINT NOT NULL,
+            ckey BIGINT NOT NULL,
+            tf INTEGER NOT NULL,
+            dl INTEGER NOT NULL
+        );
+        CREATE TABLE bm25_state (
+            tokenizer VARCHAR NOT NULL,
+            unsorted BIGINT NOT NULL
+        );
+"""
+
 MIGRATIONS: list[tuple[int, str]] = [
     (
         1,
@@ -64,11 +83,9 @@ MIGRATIONS: list[tuple[int, str]] = [
             section VARCHAR NOT NULL DEFAULT '',
             n_terms INTEGER NOT NULL
         );
-        CREATE TABLE postings (
-            term VARCHAR NOT NULL,
-            ckey BIGINT NOT NULL,
-            tf INTEGER NOT NULL
-        );
+        """
+        + POSTINGS_DDL
+        + """
         CREATE TABLE embeddings (
             ckey BIGINT NOT NULL,
             model_id VARCHAR NOT NULL,

@@ -98,6 +98,14 @@ class _Worker:
         if self.process.is_alive():
             self.process.terminate()
 
+    def kill(self) -> None:
+        """Stop now and reap the process (SIGKILL if SIGTERM did not end it)."""
+        self.stop()
+        self.process.join(_STOP_GRACE_S)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(0.1)
+
 
 def _failed(path: str, status: DocStatus, error: str) -> ExtractedDocument:
     """A result the worker could not send: identity from the file, status from the pool."""
@@ -214,13 +222,13 @@ class ParsePool:
                     reason = _death_reason(worker.process.exitcode)
                     logger.warning("parse worker died on %s: %s", path, reason)
                     result = _failed(path, DocStatus.UNREADABLE, f"Cannot read this PDF: {reason}.")
-                    worker.stop()
+                    worker.kill()
                 else:
                     worker.path = None
                     self._idle.append(worker)
             elif now >= worker.deadline:
                 logger.warning("parsing %s took over %.0f s; stopped", path, self.timeout_s)
-                worker.stop()
+                worker.kill()
                 result = _failed(path, DocStatus.TIMED_OUT, (
                     f"Reading this PDF took longer than {self.timeout_s:g} s, so it was skipped."
                 ))

@@ -1,18 +1,34 @@
-"""Hybrid retrieval: BM25 in DuckDB SQL fused with exact vector search in numpy. Qt-free.
+"""Hybrid retrieval: BM25 in DuckDB SQL, exact vector search in numpy, and a second
+stage that fuses them per query language. Qt-free.
 
-The embedder (all-MiniLM-L6-v2) only knows English, so fusion is weighted per query
-language: a Chinese question leans on BM25 over character bigrams, an English one
-takes both. Weighted reciprocal-rank fusion keeps scores comparable across retrievers.
+1. Candidates: the top :data:`CANDIDATES` chunks by BM25 (SQL over the postings table,
+   see postings.py) and, if the language's dense weight is not 0, by cosine (one
+   matrix-vector product over every chunk vector).
+2. Every candidate gets the same features: its BM25 score (computed in the same SQL
+   statement for the dense-only candidates too) over the best candidate's, its cosine
+   rescaled between the weakest and the best dense candidate, the idf-weighted share of
+   the question's terms it holds (coverage), and that share in its document's title or
+   file name.
+3. A weighted sum of those ranks them, with weights per language (:data:`LATIN`,
+   :data:`CJK`): all-MiniLM-L6-v2 only knows English, so a Chinese question ignores it
+   (blind fusion dragged Chinese recall@5 from 0.94 to 0.50, DESIGN.md), and an English one
+   weighs both.
+4. One passage per page: a page's best chunk stands for it, so ``k`` passages are ``k``
+   different pages (chunks of one page overlap and say the same).
+
+Weights were chosen with bench/retrieval.py (FinanceBench, MMLongBench-Doc, our corpus
+questions in Chinese, English and German).
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import re
 import threading
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -24,11 +40,45 @@ logger = logging.getLogger(__name__)
 
 BM25_K1 = 1.2
 BM25_B = 0.75
-RRF_K = 60
-# Fusion weights (bm25, dense) by query language; calibrated with bench/retrieval.py.
-WEIGHTS_LATIN = (1.0, 0.6)
-WEIGHTS_CJK = (1.0, 0.15)
 CANDIDATES = 50
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    bm25: float
+    dense: float
+    coverage: float
+    title: float
+
+
+LATIN = FusionWeights(bm25=0.5, dense=1.0, coverage=1.0, title=0.25)
+CJK = FusionWeights(bm25=1.0, dense=0.0, coverage=0.5, title=0.25)
+# How much of the embedder's vocabulary a Latin-script question uses: WordPiece tokens per
+# word. English questions of the QA sets: median 1.08, max 1.5; German: 2.0 to 2.6. The
+# dense weight goes from full at VOCAB_FULL down to 0 at VOCAB_NONE.
+VOCAB_FULL = 1.5
+VOCAB_NONE = 2.0
+_WORD = re.compile(r"[^\W\d_]+")
+
+_DF_SQL = """
+SELECT p.term_id, count(*) FROM postings p
+SEMI JOIN (SELECT unnest(?::BIGINT[]) AS term_id) q ON q.term_id = p.term_id
+GROUP BY p.term_id
+"""
+# BM25 of every chunk holding a query term; returns the best ``k`` and, whatever their
+# rank, the ``extra`` chunks (the dense candidates), each with the query terms it holds.
+_SCORE_SQL = f"""
+WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w),
+scored AS MATERIALIZED (
+    SELECT p.ckey, list(p.term_id) AS matched,
+           sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score
+    FROM postings p JOIN q ON q.term_id = p.term_id
+    GROUP BY p.ckey
+)
+(SELECT ckey, score, matched, 0 AS part FROM scored ORDER BY score DESC, ckey LIMIT $k)
+UNION ALL
+(SELECT ckey, score, matched, 1 AS part FROM scored WHERE ckey IN (SELECT unnest($extra::BIGINT[])))
+"""
 
 
 @dataclass(frozen=True)
@@ -39,6 +89,14 @@ class Retrieval:
     cjk: bool
 
 
+@dataclass(frozen=True)
+class _Lexical:
+    ranked: list[tuple[int, float]]  # the best chunks by BM25, best first
+    scores: dict[int, float]  # BM25 of the ranked chunks and of the extra ones
+    matched: dict[int, frozenset[int]]  # term ids each of those chunks holds
+    idf: dict[str, float]  # of every query term (the highest for a term no chunk holds)
+
+
 class VectorIndex:
     """All chunk vectors of one embedder as a normalised float32 matrix in memory."""
 
@@ -46,7 +104,7 @@ class VectorIndex:
         self.store = store
         self.model_id = model_id
         self._generation = -1
-        self._keys = np.zeros(0, dtype=np.int64)
+        self._keys = np.zeros(0, dtype=np.int64)  # sorted (load_vectors orders by ckey)
         self._matrix = np.zeros((0, 0), dtype=np.float32)
         self._lock = threading.Lock()
 
@@ -58,19 +116,38 @@ class VectorIndex:
             self._keys, self._matrix = self.store.load_vectors(self.model_id)
             self._generation = generation
 
-    def search(self, query_vec: np.ndarray, k: int) -> list[tuple[int, float]]:
+    def scores(self, query_vec: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(ckeys, cosine of each) for every vector."""
         self.refresh()
-        if self._matrix.shape[0] == 0:
-            return []
-        scores = self._matrix @ query_vec.astype(np.float32).reshape(-1)
-        k = min(k, scores.shape[0])
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top])]
-        return [(int(self._keys[i]), float(scores[i])) for i in top]
+        keys, matrix = self._keys, self._matrix
+        if matrix.shape[0] == 0:
+            return keys, np.zeros(0, dtype=np.float32)
+        return keys, matrix @ np.asarray(query_vec, dtype=np.float32).reshape(-1)
+
+    def search(self, query_vec: np.ndarray, k: int) -> list[tuple[int, float]]:
+        keys, scores = self.scores(query_vec)
+        return _top(keys, scores, k)
 
     def __len__(self) -> int:
         self.refresh()
         return int(self._matrix.shape[0])
+
+
+def _top(keys: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+    if scores.shape[0] == 0 or k <= 0:
+        return []
+    k = min(k, scores.shape[0])
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.lexsort((keys[top], -scores[top]))]
+    return [(int(keys[i]), float(scores[i])) for i in top]
+
+
+def _lookup(keys: np.ndarray, scores: np.ndarray, wanted: Sequence[int]) -> dict[int, float]:
+    if keys.shape[0] == 0 or not wanted:
+        return {}
+    asked = np.asarray(wanted, dtype=np.int64)
+    at = np.clip(np.searchsorted(keys, asked), 0, keys.shape[0] - 1)
+    return {int(key): float(scores[i]) for key, i in zip(asked, at, strict=True) if keys[i] == key}
 
 
 class Retriever:
@@ -82,6 +159,7 @@ class Retriever:
         self._stats_generation = -1
         self._n = 0
         self._avgdl = 1.0
+        self._titles: dict[str, frozenset[str]] = {}
 
     # ------------------------------------------------------------------ BM25
 
@@ -89,77 +167,157 @@ class Retriever:
         if self._stats_generation != self.store.generation:
             row = self.store.query("SELECT count(*), coalesce(avg(n_terms), 1) FROM chunks")[0]
             self._n, self._avgdl = int(row[0]), float(row[1]) or 1.0
+            titles = self.store.query("SELECT doc_id, title, path FROM documents WHERE NOT superseded")
+            self._titles = {
+                d: frozenset(termlib.term_counts(f"{t} {Path(p).stem}")) for d, t, p in titles
+            }
             self._stats_generation = self.store.generation
         return self._n, self._avgdl
 
+    def _lexical(self, weights: dict[str, float], k: int, extra: Sequence[int] = ()) -> _Lexical:
+        n, avgdl = self._stats()
+        if not weights or n == 0:
+            return _Lexical([], {}, {}, {t: 1.0 for t in weights})
+        ids = {termlib.term_id(t): t for t in weights}
+        df = {ids[int(i)]: int(d) for i, d in self.store.query(_DF_SQL, [list(ids)])}
+        # A term no chunk holds gets the highest idf: the question asks for something the
+        # library does not say, which coverage must show.
+        idf = {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in weights}
+        present = [t for t in weights if t in df]
+        if not present:
+            return _Lexical([], {}, {}, idf)
+        rows = self.store.cursor().execute(_SCORE_SQL, {
+            "ids": [termlib.term_id(t) for t in present],
+            "w": [idf[t] * weights[t] for t in present],
+            "avgdl": avgdl, "k": k, "extra": [int(e) for e in extra],
+        }).fetchall()
+        scores = {int(key): float(score) for key, score, _, _ in rows}
+        matched = {int(key): frozenset(int(t) for t in terms) for key, _, terms, _ in rows}
+        ranked = sorted(((int(key), float(score)) for key, score, _, part in rows if part == 0),
+                        key=lambda pair: (-pair[1], pair[0]))
+        return _Lexical(ranked, scores, matched, idf)
+
     def bm25(self, query: str, k: int = CANDIDATES) -> tuple[list[tuple[int, float]], dict[str, float]]:
         """Top ``k`` (ckey, score) and the idf of each query term."""
-        counts = Counter(termlib.tokenize(query))
-        if not counts:
-            counts = Counter(termlib.tokenize(query, keep_stopwords=True))
-        if not counts:
-            return [], {}
-        n, avgdl = self._stats()
-        if n == 0:
-            return [], {}
-        terms = list(counts)
-        df_rows = self.store.query(
-            "SELECT term, count(*) FROM postings WHERE term IN (SELECT unnest(?::VARCHAR[])) GROUP BY term",
-            [terms],
-        )
-        idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df_rows}
-        present = [t for t in terms if t in idf]
-        if not present:
-            return [], {t: 0.0 for t in terms}
-        weights = [idf[t] * counts[t] for t in present]
-        rows = self.store.query(
-            f"""
-            WITH q AS (SELECT unnest(?::VARCHAR[]) AS term, unnest(?::DOUBLE[]) AS w)
-            SELECT p.ckey,
-                   sum(q.w * p.tf * {BM25_K1 + 1} /
-                       (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * c.n_terms / ?))) AS score
-            FROM postings p JOIN q ON q.term = p.term JOIN chunks c ON c.ckey = p.ckey
-            GROUP BY p.ckey ORDER BY score DESC, p.ckey LIMIT ?
-            """,
-            [present, weights, avgdl, k],
-        )
-        idf.update({t: 0.0 for t in terms if t not in idf})
-        return [(int(r[0]), float(r[1])) for r in rows], idf
+        lexical = self._lexical(termlib.query_terms(query), k)
+        return lexical.ranked, lexical.idf
 
     # ------------------------------------------------------------------ dense
 
-    def dense(self, query: str, k: int = CANDIDATES) -> list[tuple[int, float]]:
+    def _query_vector(self, query: str) -> np.ndarray | None:
         if self.embedder is None or self.vectors is None:
+            return None
+        return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)  # type: ignore[attr-defined]
+
+    def _embedder_fit(self, query: str) -> float:
+        """1 when the embedder knows the question's words (few WordPiece tokens per word),
+        falling to 0 for text it only spells out (German, French...)."""
+        count = getattr(self.embedder, "count_tokens", None)
+        words = _WORD.findall(query)
+        if count is None or not words:
+            return 1.0
+        ratio = max(0, int(count(" ".join(words))) - 2) / len(words)  # less [CLS] and [SEP]
+        return min(1.0, max(0.0, (VOCAB_NONE - ratio) / (VOCAB_NONE - VOCAB_FULL)))
+
+    def dense(self, query: str, k: int = CANDIDATES) -> list[tuple[int, float]]:
+        vec = self._query_vector(query)
+        if vec is None or self.vectors is None:
             return []
-        vec = self.embedder.embed([query])[0]  # type: ignore[attr-defined]
         return self.vectors.search(vec, k)
 
     # ------------------------------------------------------------------ hybrid
 
     def search(self, query: str, k: int = 5) -> Retrieval:
         cjk = termlib.is_cjk_query(query)
-        w_bm25, w_dense = WEIGHTS_CJK if cjk else WEIGHTS_LATIN
-        lexical, idf = self.bm25(query, CANDIDATES)
-        semantic = self.dense(query, CANDIDATES) if w_dense > 0 else []
-        fused: dict[int, float] = {}
-        for rank, (key, _) in enumerate(lexical):
-            fused[key] = fused.get(key, 0.0) + w_bm25 / (RRF_K + rank + 1)
-        for rank, (key, _) in enumerate(semantic):
-            fused[key] = fused.get(key, 0.0) + w_dense / (RRF_K + rank + 1)
-        order = sorted(fused, key=lambda key: (-fused[key], key))[:k]
-        by_key = self.store.passages(order)
-        passages = [replace(by_key[key], score=fused[key]) for key in order if key in by_key]
-        coverage = self._coverage(passages, idf)
+        fusion = CJK if cjk else replace(LATIN, dense=LATIN.dense * self._embedder_fit(query))
+        weights = termlib.query_terms(query)
+        keys = cosines = np.zeros(0)
+        semantic: list[tuple[int, float]] = []
+        vec = self._query_vector(query) if fusion.dense > 0 or not weights else None
+        if vec is not None and self.vectors is not None:
+            keys, cosines = self.vectors.scores(vec)
+            semantic = _top(keys, cosines, CANDIDATES)
+        lexical = self._lexical(weights, CANDIDATES, [key for key, _ in semantic])
+        candidates = list(dict.fromkeys([key for key, _ in lexical.ranked] + [key for key, _ in semantic]))
+        if not candidates:
+            return Retrieval([], 0.0, 0.0, cjk)
+        cos = _lookup(keys, cosines, candidates)
+        places = self._places(candidates)
+        scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
+        order = sorted(candidates, key=lambda key: (-scores[key], key))
+        chosen = _one_per_page(order, places, k)
+        by_key = self.store.passages(chosen)
+        passages = [replace(by_key[key], score=scores[key]) for key in chosen if key in by_key]
+        coverage = self._coverage(chosen, lexical, weights)
         best_cosine = semantic[0][1] if semantic else 0.0
         return Retrieval(passages=passages, coverage=coverage, best_cosine=best_cosine, cjk=cjk)
 
+    def _fuse(
+        self,
+        candidates: Sequence[int],
+        lexical: _Lexical,
+        cos: dict[int, float],
+        semantic: Sequence[tuple[int, float]],
+        weights: dict[str, float],
+        fusion: FusionWeights,
+        places: dict[int, tuple[str, int]],
+    ) -> dict[int, float]:
+        best_bm25 = max((lexical.scores.get(key, 0.0) for key in candidates), default=0.0) or 1.0
+        top_cos = semantic[0][1] if semantic else 0.0
+        floor = semantic[-1][1] if semantic else 0.0
+        span = max(1e-6, top_cos - floor)
+        by_id = {termlib.term_id(t): lexical.idf[t] * w for t, w in weights.items()}
+        total = sum(by_id.values()) or 1.0
+        title_share: dict[str, float] = {}
+        for doc_id in {doc for doc, _ in places.values()} if fusion.title > 0 else ():
+            title = self._titles.get(doc_id, frozenset())
+            title_share[doc_id] = sum(
+                lexical.idf[t] * w for t, w in weights.items() if t in title
+            ) / total
+        scores = {}
+        for key in candidates:
+            held = lexical.matched.get(key, frozenset())
+            scores[key] = (
+                fusion.bm25 * lexical.scores.get(key, 0.0) / best_bm25
+                + fusion.dense * max(0.0, cos.get(key, floor) - floor) / span
+                + fusion.coverage * sum(v for t, v in by_id.items() if t in held) / total
+                + fusion.title * title_share.get(places.get(key, ("", 0))[0], 0.0)
+            )
+        return scores
+
+    def _places(self, keys: Sequence[int]) -> dict[int, tuple[str, int]]:
+        """(doc_id, page) of each chunk."""
+        rows = self.store.query(
+            "SELECT ckey, doc_id, page FROM chunks WHERE ckey IN (SELECT unnest(?::BIGINT[]))",
+            [list(keys)],
+        )
+        return {int(key): (str(doc), int(page)) for key, doc, page in rows}
+
     @staticmethod
-    def _coverage(passages: Sequence[Passage], idf: dict[str, float]) -> float:
-        total = sum(idf.values())
-        if not passages or total <= 0:
+    def _coverage(chosen: Sequence[int], lexical: _Lexical, weights: dict[str, float]) -> float:
+        """Idf-weighted share of the question's words and CJK bigrams (single CJK
+        characters left out) held by the best of the ``chosen`` passages."""
+        wanted = {termlib.term_id(t): lexical.idf[t] * w for t, w in weights.items()
+                  if not termlib.is_cjk_char(t)}
+        total = sum(wanted.values())
+        if not chosen or total <= 0:
             return 0.0
-        best = 0.0
-        for passage in passages:
-            found = set(termlib.tokenize(passage.text))
-            best = max(best, sum(w for t, w in idf.items() if t in found) / total)
-        return best
+        return max(
+            sum(v for t, v in wanted.items() if t in lexical.matched.get(key, frozenset())) / total
+            for key in chosen
+        )
+
+
+def _one_per_page(order: Sequence[int], places: dict[int, tuple[str, int]], k: int) -> list[int]:
+    """The first ``k`` chunks of ``order`` on pages not taken yet."""
+    chosen: list[int] = []
+    seen: set[tuple[str, int]] = set()
+    for key in order:
+        place = places.get(key)
+        if place is None or place in seen:
+            continue
+        seen.add(place)
+        chosen.append(key)
+        if len(chosen) == k:
+            break
+    return chosen

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from desktop_app.core import postings
 from desktop_app.core.errors import KnownError
 from desktop_app.core.migrations import migrate
 from desktop_app.core.types import (
@@ -55,6 +56,10 @@ class Store:
                 "Close the other Folio window or command, or use --db to pick another library.",
             ) from exc
         migrate(self._con)
+        # Postings made by another tokenizer version are rebuilt from the chunk text.
+        postings.ensure_current(self._con, lambda: [
+            (int(k), str(t)) for k, t in self._con.execute("SELECT ckey, text FROM chunks").fetchall()
+        ])
         self._local = threading.local()
         self._write_lock = threading.Lock()
         row = self._con.execute("SELECT coalesce(max(ckey), 0) FROM chunks").fetchone()
@@ -194,9 +199,12 @@ class Store:
                 old = cur.execute("SELECT doc_id FROM files WHERE path = ?", [doc.path]).fetchone()
                 # The same bytes may have been written before under another path (a copy)
                 # or be a superseded version coming back: start from a clean slate for it.
-                cur.execute("DELETE FROM postings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc.doc_id])
-                cur.execute("DELETE FROM embeddings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc.doc_id])
-                cur.execute("DELETE FROM chunks WHERE doc_id = ?", [doc.doc_id])
+                # (Checked first: deleting scans all postings, and most documents are new.)
+                had = cur.execute("SELECT count(*) FROM chunks WHERE doc_id = ?", [doc.doc_id]).fetchall()
+                if had and had[0][0]:
+                    cur.execute("DELETE FROM postings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc.doc_id])
+                    cur.execute("DELETE FROM embeddings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc.doc_id])
+                    cur.execute("DELETE FROM chunks WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM pages WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM documents WHERE doc_id = ?", [doc.doc_id])
                 cur.execute(
@@ -238,18 +246,7 @@ class Store:
                     cur.register("chunks_in", table)
                     cur.execute("INSERT INTO chunks SELECT * FROM chunks_in")
                     cur.unregister("chunks_in")
-                    terms: list[str] = []
-                    keys: list[int] = []
-                    tfs: list[int] = []
-                    for key, counts in zip(ckeys, chunk_terms, strict=True):
-                        for term, tf in counts.items():
-                            terms.append(term)
-                            keys.append(key)
-                            tfs.append(tf)
-                    postings = pa.table({"term": terms, "ckey": pa.array(keys, pa.int64()), "tf": pa.array(tfs, pa.int32())})
-                    cur.register("postings_in", postings)
-                    cur.execute("INSERT INTO postings SELECT * FROM postings_in")
-                    cur.unregister("postings_in")
+                    postings.append(cur, ckeys, chunk_terms)
                     if vectors is not None:
                         self._insert_vectors(cur, ckeys, vectors, model_id)
                 cur.execute("DELETE FROM files WHERE path = ?", [doc.path])
@@ -265,6 +262,7 @@ class Store:
                 raise
             self._next_ckey = first + len(chunks)
             self.generation += 1
+            postings.maybe_compact(cur)
 
     def _insert_vectors(self, cur: Any, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
         import pyarrow as pa
@@ -307,25 +305,12 @@ class Store:
             self.generation += 1
 
     def rebuild_postings(self, chunk_terms: Iterable[tuple[int, dict[str, int]]]) -> None:
-        import pyarrow as pa
-
-        terms: list[str] = []
-        keys: list[int] = []
-        tfs: list[int] = []
-        for key, counts in chunk_terms:
-            for term, tf in counts.items():
-                terms.append(term)
-                keys.append(key)
-                tfs.append(tf)
+        """Replace every BM25 posting with those of ``(ckey, {term: tf})`` pairs."""
         with self._write_lock:
             cur = self.cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
-                cur.execute("DELETE FROM postings")
-                table = pa.table({"term": terms, "ckey": pa.array(keys, pa.int64()), "tf": pa.array(tfs, pa.int32())})
-                cur.register("postings_in", table)
-                cur.execute("INSERT INTO postings SELECT * FROM postings_in")
-                cur.unregister("postings_in")
+                postings.replace_all(cur, chunk_terms)
                 cur.execute("COMMIT")
             except Exception:
                 cur.execute("ROLLBACK")

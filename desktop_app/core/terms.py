@@ -1,15 +1,26 @@
-"""Folio's own tokenizer for BM25: lowercase words, CJK as character bigrams. Qt-free.
+"""Folio's own tokenizer for BM25: lowercase words, CJK as characters and bigrams. Qt-free.
 
-The same function fills the postings table and tokenises queries, so a Chinese
-question matches Chinese text without a word segmenter: ``"土地利用"`` becomes
-``土地 地利 利用``. A lone CJK character (a run of one) is kept as a unigram.
+The same function fills the postings table (:func:`term_counts`) and tokenises
+questions (:func:`query_terms`), so a Chinese question matches Chinese text without a
+word segmenter: ``"土地利用"`` indexes as the bigrams ``土地 地利 利用`` and, with a
+lower weight at query time, the characters ``土 地 利 用`` (a two-character question
+word still matches when the text splits it across a line break or a bigram boundary).
+
+Postings store a 63-bit hash of each term (:func:`term_id`), so BM25 joins on integers
+and needs no vocabulary table. Bump :data:`TOKENIZER_VERSION` whenever the terms a
+text yields change: the store then rebuilds the postings from the stored chunk text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator
+from functools import lru_cache
+
+TOKENIZER_VERSION = "4"
 
 _CJK_RANGES = (
     "\u3400-\u4dbf"  # CJK Extension A
@@ -20,53 +31,116 @@ _CJK_RANGES = (
 )
 _TOKEN = re.compile(rf"([{_CJK_RANGES}]+)|([^\W_]+)", re.UNICODE)
 _CJK_CHAR = re.compile(rf"[{_CJK_RANGES}]")
+_ALNUM_PART = re.compile(r"\d+|[^\W\d_]+")
 
-# Very common English and German function words: they carry no evidence and bloat postings.
+# Very common English and German function words, and the words questions are phrased
+# with: they carry no evidence and bloat postings.
 STOPWORDS = frozenset(
     """a an and are as at be but by for from has have he her his i if in into is it its
     of on or our she that the their them then there these they this to was we were what
     when where which who whom why will with you your do does did not no can could would
     should may might must shall been being than so such also about over under between
+    how according please
     der die das und ist von zu den mit sich des auf für im dem nicht ein eine als auch es
     an werden aus er hat dass sie nach wird bei einer um am sind noch wie einem über einen
     so zum war haben nur oder aber vor zur bis mehr durch man""".split()
 )
+# Words that say how to answer rather than what about ("Explain...", "Give the answer
+# rounded to two decimal places"): indexed like any text, not searched for unless the
+# question has nothing else.
+QUESTION_WORDS = frozenset(
+    """answer answers answered question questions explain explained give given response respond
+    describe list listed calculate calculated round rounded decimal decimals format formatted
+    directly assume provide tell show shown mentioned using utilizing utilising relying rely
+    based primarily please kindly document documents""".split()
+)
+# Chinese question words: indexed like any text, but not searched for.
+CJK_QUESTION_TERMS = frozenset(
+    """什么 多少 哪些 哪个 哪一 哪几 哪里 怎么 怎样 如何 为什 是否 是什 是多 是哪 几种 几款
+    几个 请问 吗""".split()
+)
+# A CJK character of a longer run also comes as bigrams: at query time it counts this much.
+CJK_UNIGRAM_WEIGHT = 0.2
 
 
 def _light_stem(word: str) -> str:
-    """A deliberately small English suffix stripper: plurals and -ing/-ed."""
+    """A deliberately small English suffix stripper: plurals, -ing and -ed, and a final
+    e, so that "expense", "expenses", "increased" and "increasing" meet ("expens",
+    "increas"). Words of four letters or fewer, and non-ASCII words, stay as they are."""
     if len(word) <= 4 or not word.isascii():
         return word
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                return word
-            return word[: len(word) - len(suffix)] + keep
+    if word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith(("ing", "ed")) and len(word) - (3 if word.endswith("ing") else 2) >= 3:
+        word = word[: -3 if word.endswith("ing") else -2]
+    elif word.endswith(("ches", "shes", "xes", "zes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
     return word
 
 
-def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
-    """Terms of ``text`` in order (with repeats)."""
+def _scan(text: str, keep_stopwords: bool, skip: frozenset[str] = frozenset()) -> Iterator[tuple[str, bool]]:
+    """(term, is the character of a longer CJK run) in text order. A word mixing letters
+    and digits also yields its parts of two or more characters: ``fy2018`` gives
+    ``fy2018 fy 2018``, so "FY2018" finds "fiscal 2018"."""
     text = unicodedata.normalize("NFKC", text).lower()
-    terms: list[str] = []
     for match in _TOKEN.finditer(text):
         cjk, word = match.groups()
         if cjk:
             if len(cjk) == 1:
-                terms.append(cjk)
-            else:
-                terms.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
-        elif word:
-            if not keep_stopwords and word in STOPWORDS:
+                yield cjk, False
                 continue
-            if len(word) > 40:
-                continue
-            terms.append(_light_stem(word))
-    return terms
+            for i in range(len(cjk) - 1):
+                yield cjk[i : i + 2], False
+            for char in cjk:
+                yield char, True
+        elif word and (keep_stopwords or word not in STOPWORDS) and len(word) <= 40 and word not in skip:
+            yield _light_stem(word), False
+            if not word.isalpha() and not word.isdigit():
+                for part in _ALNUM_PART.findall(word):
+                    if len(part) > 1 and part != word:
+                        yield _light_stem(part), False
+
+
+def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Terms of ``text`` (with repeats): words, and CJK runs as bigrams (a lone CJK
+    character as itself). For overlap measures; BM25 uses :func:`term_counts`."""
+    return [term for term, unigram in _scan(text, keep_stopwords) if not unigram]
 
 
 def term_counts(text: str) -> Counter[str]:
-    return Counter(tokenize(text))
+    """What the postings hold for ``text``: :func:`tokenize` plus every CJK character."""
+    return Counter(term for term, _ in _scan(text, keep_stopwords=False))
+
+
+def query_terms(text: str) -> dict[str, float]:
+    """The BM25 terms of a question with their weights: how often each occurs, a CJK
+    character of a longer run counting :data:`CJK_UNIGRAM_WEIGHT`, and question words
+    (:data:`QUESTION_WORDS`, 什么, 多少) left out. A question of stopwords only keeps them."""
+    weights: dict[str, float] = {}
+    for keep, skip in ((False, QUESTION_WORDS), (True, frozenset())):
+        for term, unigram in _scan(text, keep, skip):
+            if term not in CJK_QUESTION_TERMS:
+                weights[term] = weights.get(term, 0.0) + (CJK_UNIGRAM_WEIGHT if unigram else 1.0)
+        if weights:
+            break
+    return weights
+
+
+@lru_cache(maxsize=1 << 18)
+def term_id(term: str) -> int:
+    """A stable 63-bit id for ``term`` (the same in every process and every run)."""
+    return int.from_bytes(hashlib.blake2b(term.encode("utf-8"), digest_size=8).digest(), "little") >> 1
+
+
+def is_cjk_char(term: str) -> bool:
+    """Whether ``term`` is a single CJK character (a unigram term)."""
+    return len(term) == 1 and _CJK_CHAR.match(term) is not None
 
 
 def cjk_share(text: str) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from desktop_app.core.types import (
     AnswerEvent,
@@ -47,5 +47,16 @@ class KnowledgeBaseAPI(Protocol):
     async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]: ...
 
     async def source_state(self, chunk_id: str, doc_id: str) -> SourceState: ...
+
+    async def history(self) -> list[dict[str, Any]]:
+        """Saved answers, newest first: answer_id, question, status, created_at, model_id."""
+        ...
+
+    async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
+        """A saved answer (question, text, sources, citations, claims, hallucinated, reason)
+        with ``source_states`` (id -> current / changed / removed) as of now."""
+        ...
+
+    async def delete_answer(self, answer_id: str) -> bool: ...
 
     async def close(self) -> None: ...

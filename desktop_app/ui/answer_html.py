@@ -11,11 +11,15 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from desktop_app.core.types import ClaimVerdict, SourcePayload, Verdict
+from desktop_app.core.types import ClaimVerdict, SourcePayload, SourceState, Verdict
+from desktop_app.core.verify import all_unsupported
 from desktop_app.ui.answer_model import AnswerTurn, MarkerCluster, TurnState
 
 HALLUCINATED_TIP = "not among the sources given to the model"
 SUGGESTED_TIP = "inferred by Folio: the model did not cite this source; Folio suggests it"
+ALL_UNSUPPORTED_TEXT = "No statement of this answer is backed by the documents — verify manually"
+SOURCE_CHANGED = "source changed since this answer"
+SOURCE_REMOVED = "source removed"
 NO_BASIS_TEXT = "The documents hold no basis for this question — verify manually"
 VERDICT_WORDS = {
     Verdict.SUPPORTED: "supported by the cited passage",
@@ -124,11 +128,21 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
         f'<table width="100%" cellpadding="6" style="background-color:{colours.question_bg};">'
         f"<tr><td><b>{plain(turn.question)}</b></td></tr></table>"
     ]
+    if turn.saved_at:
+        parts.append(f'<p style="color:{colours.muted}; font-size:small;">Saved answer · {esc(turn.saved_at[:16])}</p>')
+    for cid, state in turn.stale_citations():
+        parts.append(_stale_banner(turn, cid, state, number, colours))
     if turn.no_basis:
         parts.append(
             f'<table width="100%" cellpadding="6" style="background-color:{colours.banner_bg};">'
             f'<tr><td style="color:{colours.banner_fg};"><b>{esc(NO_BASIS_TEXT)}</b>'
             f"<br/>{plain(turn.no_basis)}</td></tr></table>"
+        )
+    if turn.state is TurnState.FINISHED and all_unsupported(turn.verdicts):
+        parts.append(
+            f'<table width="100%" cellpadding="6" style="background-color:{colours.banner_bg};">'
+            f'<tr><td style="color:{colours.banner_fg};"><b>{esc(ALL_UNSUPPORTED_TEXT)}</b>'
+            "</td></tr></table>"
         )
     body = _answer_body(turn, number, colours)
     if body:
@@ -136,6 +150,20 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
     parts.append(_status_line(turn, colours))
     parts.append(_source_list(turn, number, colours))
     return "\n".join(p for p in parts if p)
+
+
+def _stale_banner(turn: AnswerTurn, cid: str, state: SourceState, number: int, colours: Colours) -> str:
+    """"[1] Pump Manual — p. 2: source changed since this answer: re-ask?" (a link)."""
+    source = turn.source(cid)
+    where = f"[{esc(turn.chip_label(cid))}] {esc(source_line(source, 90)) if source else ''}"
+    if state is SourceState.REMOVED:
+        words = f"<b>{esc(SOURCE_REMOVED)}</b>"
+    else:
+        words = f'<b>{esc(SOURCE_CHANGED)}:</b> <a href="reask:?turn={number}">re-ask?</a>'
+    return (
+        f'<table width="100%" cellpadding="4" style="background-color:{colours.banner_bg};">'
+        f'<tr><td style="color:{colours.banner_fg};">{where}: {words}</td></tr></table>'
+    )
 
 
 def _status_line(turn: AnswerTurn, colours: Colours) -> str:

@@ -21,6 +21,7 @@ from desktop_app.core.types import (
     ClaimVerdict,
     NoBasis,
     SourcePayload,
+    SourceState,
     Span,
     TokenDelta,
 )
@@ -75,6 +76,10 @@ class AnswerTurn:
     error_known: bool = True
     hallucinated: tuple[str, ...] = ()
     revision: int = 0  # bumped on every change so views know to re-render
+    # A turn reopened from history: when it was saved, and the state of each source id now
+    # (changed / removed sources get a banner; the viewer re-checks before highlighting).
+    saved_at: str = ""
+    source_states: dict[str, SourceState] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ events
 
@@ -93,6 +98,8 @@ class AnswerTurn:
         elif isinstance(event, AnswerFinished):
             self._finish(event)
         elif isinstance(event, ClaimVerdict):
+            # A later verdict for the same sentence (the judge's) replaces the earlier one.
+            self.verdicts = [v for v in self.verdicts if v.sentence_span != event.sentence_span]
             self.verdicts.append(event)
         elif isinstance(event, NoBasis):
             self.no_basis = event.reason or "The documents hold no basis for this question."
@@ -207,6 +214,14 @@ class AnswerTurn:
             else:
                 clusters.append(MarkerCluster(marker.span[0], marker.span[1], (marker,)))
         return clusters
+
+    def stale_citations(self) -> list[tuple[str, SourceState]]:
+        """Cited ids whose source changed or was removed since the answer was saved."""
+        return [
+            (cid, self.source_states[cid])
+            for cid in self.cited_ids()
+            if self.source_states.get(cid, SourceState.CURRENT) is not SourceState.CURRENT
+        ]
 
     def support_spans(self, cid: str) -> list[Span]:
         """Spans of the cited passage that best support the sentences citing ``cid``."""

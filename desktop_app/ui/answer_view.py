@@ -123,6 +123,17 @@ class ConversationPane(QWidget):
         self.render_now()
         return turn
 
+    def add_turn(self, turn: AnswerTurn) -> None:
+        """Show a finished turn (an answer reopened from history) at the end, or just
+        before the answer that is streaming (events keep going to the last turn)."""
+        last = self.current_turn()
+        if last is not None and last.state.running:
+            self.turns.insert(len(self.turns) - 1, turn)
+            self._cache.clear()  # turn numbers moved
+        else:
+            self.turns.append(turn)
+        self.render_now()
+
     def current_turn(self) -> AnswerTurn | None:
         return self.turns[-1] if self.turns else None
 
@@ -211,6 +222,8 @@ class ConversationPane(QWidget):
             self.source_clicked.emit(turn, target)
         elif scheme == "suggest":
             self.suggestion_clicked.emit(turn, target)
+        elif scheme == "reask":  # a saved answer's source changed: ask its question again
+            self.ask_requested.emit(self.turns[turn].question)
         else:
             logger.info("ignored link %s", url.toString())
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QModelIndex, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QDockWidget,
     QFileDialog,
     QInputDialog,
     QLabel,
@@ -40,6 +41,7 @@ from desktop_app.ui.answer_model import AnswerTurn
 from desktop_app.ui.answer_view import ConversationPane
 from desktop_app.ui.async_qt import TaskSet
 from desktop_app.ui.export import turn_to_markdown
+from desktop_app.ui.history_panel import HistoryPanel
 from desktop_app.ui.library_model import LibraryModel
 from desktop_app.ui.pdf_view import PageViewer
 from desktop_app.ui.progress import IndexProgressWidget, summary_text
@@ -88,6 +90,14 @@ class MainWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 4)
         self.splitter.setStretchFactor(2, 4)
         self.setCentralWidget(self.splitter)
+        self.history = HistoryPanel(lambda: self.kb, self)
+        self.history_dock = QDockWidget("History", self)
+        self.history_dock.setObjectName("history-dock")
+        self.history_dock.setWidget(self.history)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.history_dock)
+        self.history_dock.hide()
+        self.history_dock.visibilityChanged.connect(self._on_history_visible)
+        self.history.reopened.connect(self._on_reopened)
         self.progress = IndexProgressWidget(self)
         self.status_label = QLabel(self)
         self.statusBar().addWidget(self.status_label, 1)
@@ -113,12 +123,16 @@ class MainWindow(QMainWindow):
         self.export_action = action(self, "export", "&Export Answer…", self.choose_export, "Ctrl+E", "Save the current answer as Markdown with footnotes")
         self.settings_action = action(self, "settings", "Se&ttings…", self.show_settings, "Ctrl+,")
         self.about_action = action(self, "about", "&About Folio", self.show_about)
+        self.history_action = self.history_dock.toggleViewAction()
+        self.history_action.setText("&History")
+        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        self.history_action.setToolTip("Saved answers: reopen or delete them (Ctrl+H)")
         self.quit_action = action(self, "", "&Quit", self.close, QKeySequence.StandardKey.Quit)
         install_menus(
             self,
             {
                 "&File": [self.open_action, self.reindex_action, self.export_action, None, self.settings_action, None, self.quit_action],
-                "&Answer": [self.stop_action, self.export_action],
+                "&Answer": [self.stop_action, self.export_action, None, self.history_action],
                 "&Help": [self.about_action],
             },
             [self.open_action, self.reindex_action, self.stop_action, self.export_action, None, self.settings_action, self.about_action],
@@ -157,6 +171,7 @@ class MainWindow(QMainWindow):
         if self._busy():
             self.kb.cancel()
         self.tasks.cancel_all()
+        self.history.tasks.cancel_all()
         for task in (self.index_task, self.ask_task):
             if task is not None and not task.done():
                 task.cancel()
@@ -292,7 +307,21 @@ class MainWindow(QMainWindow):
             logger.exception("answering %r failed", question)
             self.conversation.apply(AnswerFailed(f"{type(error).__name__}: {error}", known=False))
         self.conversation.end_turn()
+        if self.history_dock.isVisible():
+            self.history.refresh()
         return turn
+
+    # ------------------------------------------------------------------ history
+
+    def _on_history_visible(self, visible: bool) -> None:
+        if visible:
+            self.history.refresh()
+
+    def _on_reopened(self, turn: AnswerTurn) -> None:
+        self.conversation.add_turn(turn)
+        stale = turn.stale_citations()
+        note = f"; {len(stale)} cited source(s) changed or removed since" if stale else ""
+        self.show_status(f"Reopened the answer to “{turn.question}”{note}.")
 
     def stop(self) -> None:
         """Ask the facade to stop; cancel the tasks if it has not within a grace period."""

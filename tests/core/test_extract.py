@@ -70,6 +70,16 @@ def test_each_line_is_a_run_with_its_box_on_the_page(tmp_path: Path) -> None:
     assert page.runs[0].x1 == pytest.approx(LEFT + 7.723 * FONT_SIZE, abs=0.4)
 
 
+def test_boxes_are_measured_from_the_corner_viewers_show(tmp_path: Path) -> None:
+    doc = extract_document(str(write_pdf(tmp_path / "crop.pdf", [ENGLISH],
+                                         crop_box=(50, 100, 562, 742))))
+    page = doc.pages[0]
+    assert (page.width, page.height) == (512.0, 642.0)  # the crop box, as viewers show it
+    x, baseline = line_origin(0)
+    assert page.runs[0].x0 == pytest.approx(x - 50, abs=0.4)
+    assert page.runs[0].y0 < baseline - 100 < page.runs[0].y1
+
+
 def test_a_blank_page_in_a_text_document_is_fine(tmp_path: Path) -> None:
     doc = extract_document(str(write_pdf(tmp_path / "blank.pdf", [ENGLISH, [], ENGLISH])))
     assert doc.status == DocStatus.INDEXED

@@ -4,11 +4,13 @@ scripted answer (tokens and citation events) with small asyncio sleeps."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pypdf
 
@@ -108,6 +110,27 @@ class ScriptedAnswer:
         return events
 
 
+def saved_record(
+    question: str, script: ScriptedAnswer, answer_id: str, created_at: str = "2024-05-01 10:00:00"
+) -> dict[str, Any]:
+    """The record the real store keeps for ``script`` answered to ``question``."""
+    events = script.events(question)
+    finished = next(e for e in events if isinstance(e, AnswerFinished))
+    return {
+        "answer_id": answer_id, "question": question, "text": finished.text, "style": "label",
+        "model_id": "fake-generator", "status": "finished", "created_at": created_at,
+        "sources": [s.to_json() for s in script.sources],
+        # Like the real resolver: every id the answer named, hallucinated ones included.
+        "citations": {
+            cid: [list(m.span()) for m in MARKER.finditer(finished.text) if m.group(1) == cid]
+            for cid in dict.fromkeys(m.group(1) for m in MARKER.finditer(finished.text))
+        },
+        "hallucinated": list(finished.hallucinated),
+        "claims": [c.to_json() for c in script.verdicts],
+        "reason": "",
+    }
+
+
 class FakeKnowledgeBase:
     def __init__(self, token_delay: float = 0.002, file_delay: float = 0.01) -> None:
         self.token_delay = token_delay
@@ -125,6 +148,8 @@ class FakeKnowledgeBase:
         self.index_gate: asyncio.Event | None = None  # hold indexing after the first file
         self.closed = False
         self._cancelled = False
+        self.saved: dict[str, dict[str, Any]] = {}  # answer id -> record, oldest first
+        self.deleted: list[str] = []
 
     # ------------------------------------------------------------------ indexing
 
@@ -222,6 +247,33 @@ class FakeKnowledgeBase:
                     return SourceState.REMOVED
                 return SourceState.CURRENT if sha256_file(path) == doc_id else SourceState.CHANGED
         return SourceState.REMOVED
+
+    # ------------------------------------------------------------------ history
+
+    async def history(self) -> list[dict[str, Any]]:
+        await asyncio.sleep(0)
+        rows = [
+            {key: r[key] for key in ("answer_id", "question", "status", "created_at", "model_id")}
+            for r in self.saved.values()
+        ]
+        return sorted(rows, key=lambda r: r["created_at"], reverse=True)
+
+    async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
+        record = self.saved.get(answer_id)
+        if record is None:
+            return None
+        record = copy.deepcopy(record)
+        record["source_states"] = {}
+        for source in record["sources"]:
+            state = await self.source_state(source["chunk_id"], source["doc_id"])
+            source["state"] = str(state)
+            record["source_states"][source["id"]] = str(state)
+        return record
+
+    async def delete_answer(self, answer_id: str) -> bool:
+        await asyncio.sleep(0)
+        self.deleted.append(answer_id)
+        return self.saved.pop(answer_id, None) is not None
 
     async def close(self) -> None:
         self.closed = True

@@ -1,0 +1,188 @@
+"""The optional judge: a second opinion from the loaded answer model on the sentences the
+rule scorer was unsure about. Qt-free, no asyncio.
+
+Only sentences rated ``partial`` or ``unsupported`` against a passage they cite are asked
+about (never uncited ones, never those whose numbers the passage does not state: the
+rule scorer is exact about numbers). Each question is one short completion — "Does the
+passage support the sentence? Answer yes or no." — constrained to ``yes``/``no``, at
+temperature 0, on the thread that owns the model, after the answer has finished. Answers
+are cached by (sha256 of the sentence, chunk id), so re-asking costs nothing.
+
+A ``yes`` makes the sentence ``supported``; a ``no`` makes a ``partial`` one
+``unsupported``. The updated :class:`ClaimVerdict` keeps the sentence span and says in
+its reason that the judge decided.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from desktop_app.core.errors import Cancelled
+from desktop_app.core.sentences import missing_numbers, numbers_in, plain_text
+from desktop_app.core.types import ClaimVerdict, Verdict
+
+logger = logging.getLogger(__name__)
+
+QUESTION = "Does the passage support the sentence? Answer yes or no."
+SYSTEM = (
+    "You are a careful fact checker. Answer yes only if the passage states everything the "
+    "sentence claims; otherwise answer no."
+)
+GRAMMAR = 'root ::= ("yes" | "no" | "Yes" | "No")\n'
+JUDGED = (Verdict.PARTIAL, Verdict.UNSUPPORTED)
+# At most this many model calls per answer: one took 5-14 s with the default model on a
+# busy 2-core machine, so the judge adds at most about half a minute after the answer.
+MAX_JUDGED = 4
+MAX_PASSAGE_CHARS = 2000  # a chunk is ~1,000 characters; never send more than this
+
+
+class JudgeCache(Protocol):
+    """``Store`` implements it with the DuckDB ``judge_cache`` table."""
+
+    def judge_get(self, sentence_sha: str, chunk_id: str) -> bool | None: ...
+
+    def judge_put(self, sentence_sha: str, chunk_id: str, supported: bool) -> None: ...
+
+
+@dataclass(frozen=True)
+class JudgedPassage:
+    """What the judge needs of a source the model was given."""
+
+    chunk_id: str
+    text: str
+
+
+def claim_text(sentence: str) -> str:
+    """The sentence as the judge sees it: no markers, markdown or extra spaces."""
+    return re.sub(r"\s+([.,;:!?。，；：！？])", r"\1", plain_text(sentence))
+
+
+def sentence_sha(sentence: str) -> str:
+    """The cache key of a sentence: the sha256 of :func:`claim_text`."""
+    return hashlib.sha256(claim_text(sentence).encode("utf-8")).hexdigest()
+
+
+def parse_reply(reply: str) -> bool | None:
+    """True for yes, False for no, None when the reply says neither."""
+    word = reply.strip().lstrip("*\"'“ ").lower()
+    if word.startswith(("yes", "是", "支持")):
+        return True
+    if word.startswith(("no", "否", "不")):
+        return False
+    return None
+
+
+def messages_for(sentence: str, passage: str) -> list[dict[str, str]]:
+    text = passage.strip()
+    if len(text) > MAX_PASSAGE_CHARS:
+        text = text[:MAX_PASSAGE_CHARS] + "…"
+    return [
+        {"role": "system", "content": SYSTEM},
+        {
+            "role": "user",
+            "content": f"Passage:\n{text}\n\nSentence: {claim_text(sentence)}\n\n{QUESTION}",
+        },
+    ]
+
+
+class Judge:
+    """Asks ``generator`` (the loaded answer model) yes/no support questions, with a cache."""
+
+    def __init__(self, generator: Any, cache: JudgeCache | None = None,
+                 should_cancel: Callable[[], bool] = lambda: False,
+                 max_judged: int = MAX_JUDGED, grammar: str | None = GRAMMAR) -> None:
+        self.generator = generator
+        self.cache = cache
+        self.should_cancel = should_cancel
+        self.max_judged = max_judged
+        self.grammar = grammar
+        self.model_calls = 0
+        self.cache_hits = 0
+
+    def supports(self, sentence: str, passage: JudgedPassage) -> bool | None:
+        """The judge's answer for one (sentence, passage), from the cache if asked before."""
+        key = sentence_sha(sentence)
+        if self.cache is not None:
+            cached = self.cache.judge_get(key, passage.chunk_id)
+            if cached is not None:
+                self.cache_hits += 1
+                return cached
+        started = time.perf_counter()
+        reply = "".join(self.generator.stream(
+            messages_for(sentence, passage.text), max_tokens=3, temperature=0.0,
+            grammar=self.grammar, should_cancel=self.should_cancel,
+        ))
+        self.model_calls += 1
+        verdict = parse_reply(reply)
+        logger.debug("judge said %r (%s) in %.2f s", reply, verdict, time.perf_counter() - started)
+        if verdict is not None and self.cache is not None:
+            try:
+                self.cache.judge_put(key, passage.chunk_id, verdict)
+            except Exception:  # a cache that cannot be written only costs a re-ask
+                logger.exception("could not cache a judge answer")
+        return verdict
+
+    def review(self, text: str, verdicts: Sequence[ClaimVerdict],
+               passages: Mapping[str, JudgedPassage]) -> list[ClaimVerdict]:
+        """Updated verdicts for the unsure sentences of ``text`` (only those that the judge
+        was asked about, in order). ``passages`` maps the ids the model cited to sources.
+        Stops quietly when ``should_cancel`` turns true."""
+        updated: list[ClaimVerdict] = []
+        asked = 0
+        for verdict in verdicts:
+            if asked >= self.max_judged or self.should_cancel():
+                break
+            target = _target(verdict, passages)
+            if target is None:
+                continue
+            start, end = verdict.sentence_span
+            sentence = text[start:end]
+            passage = passages[target]
+            if missing_numbers(numbers_in(sentence), numbers_in(passage.text)):
+                continue  # the rule scorer is exact about numbers: no second opinion
+            asked += 1
+            try:
+                answer = self.supports(sentence, passage)
+            except Cancelled:
+                break
+            if answer is None:
+                continue
+            updated.append(_apply(verdict, target, answer))
+        return updated
+
+
+def _target(verdict: ClaimVerdict, passages: Mapping[str, JudgedPassage]) -> str | None:
+    """The cited id to judge against: the rule scorer's best, else the first valid one."""
+    if verdict.verdict not in JUDGED:
+        return None
+    valid = [i for i in verdict.ids if i in passages]
+    if not valid:
+        return None
+    return verdict.support_id if verdict.support_id in valid else valid[0]
+
+
+def _apply(verdict: ClaimVerdict, target: str, supported: bool) -> ClaimVerdict:
+    rule = f"rule scorer: {verdict.verdict} ({verdict.reason})"
+    if supported:
+        # The cited passage holds: no suggestion needed; the rule scorer's support spans
+        # are kept only if they index this passage.
+        support = verdict.support if verdict.support_id == target else ()
+        return replace(verdict, verdict=Verdict.SUPPORTED, support_id=target, support=support,
+                       suggested=None, suggested_label=None,
+                       reason=f"[{target}]: the judge (local model) says the passage supports"
+                              f" it; {rule}")
+    return replace(verdict, verdict=Verdict.UNSUPPORTED,
+                   reason=f"[{target}]: the judge (local model) says the passage does not"
+                          f" support it; {rule}")
+
+
+def merge(verdicts: Iterable[ClaimVerdict], updates: Iterable[ClaimVerdict]) -> list[ClaimVerdict]:
+    """``verdicts`` with each sentence's verdict replaced by its update, if any."""
+    by_span = {u.sentence_span: u for u in updates}
+    return [by_span.get(v.sentence_span, v) for v in verdicts]

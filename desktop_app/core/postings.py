@@ -1,0 +1,164 @@
+"""The BM25 postings table: writing it, keeping it sorted, rebuilding it. Qt-free.
+
+Rows are ``(term_id, ckey, tf, dl)`` (schema in migrations.POSTINGS_DDL). A query reads
+the postings of a handful of terms; DuckDB skips every row group whose term_id range
+holds none of them, so the table is kept sorted by term_id: rebuilds write it sorted,
+per-document writes append an unsorted tail, and :func:`maybe_compact` re-sorts the
+whole table once that tail outgrows :data:`COMPACT_SHARE` of it (amortised: each row
+is re-sorted a bounded number of times as a library grows).
+
+All functions take a DuckDB cursor inside the caller's transaction, except
+:func:`maybe_compact` and :func:`ensure_current`, which open their own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from desktop_app.core import terms as termlib
+from desktop_app.core.migrations import POSTINGS_DDL
+
+logger = logging.getLogger(__name__)
+
+COMPACT_MIN_ROWS = 200_000  # never re-sort for a tail smaller than this
+COMPACT_SHARE = 0.2  # re-sort when the unsorted tail exceeds this share of all rows
+
+
+def arrow_rows(chunk_terms: Iterable[tuple[int, Mapping[str, int]]]) -> Any:
+    """The postings of ``(ckey, {term: tf})`` pairs as an Arrow table sorted by term_id."""
+    import pyarrow as pa
+
+    ids: list[int] = []
+    keys: list[int] = []
+    tfs: list[int] = []
+    dls: list[int] = []
+    term_id = termlib.term_id
+    for key, counts in chunk_terms:
+        dl = sum(counts.values())
+        for term, tf in counts.items():
+            ids.append(term_id(term))
+            keys.append(key)
+            tfs.append(tf)
+            dls.append(dl)
+    id_arr = np.asarray(ids, dtype=np.int64)
+    order = np.lexsort((np.asarray(keys, dtype=np.int64), id_arr)) if ids else np.zeros(0, np.int64)
+    return pa.table({
+        "term_id": pa.array(id_arr[order]),
+        "ckey": pa.array(np.asarray(keys, dtype=np.int64)[order]),
+        "tf": pa.array(np.asarray(tfs, dtype=np.int32)[order]),
+        "dl": pa.array(np.asarray(dls, dtype=np.int32)[order]),
+    })
+
+
+def append(cur: Any, ckeys: Sequence[int], chunk_terms: Sequence[Mapping[str, int]]) -> int:
+    """Append the postings of new chunks (unsorted tail); returns the rows written."""
+    table = arrow_rows(zip(ckeys, chunk_terms, strict=True))
+    if table.num_rows == 0:
+        return 0
+    cur.register("postings_in", table)
+    try:
+        cur.execute("INSERT INTO postings SELECT * FROM postings_in")
+    finally:
+        cur.unregister("postings_in")
+    cur.execute("UPDATE bm25_state SET unsorted = unsorted + ?", [table.num_rows])
+    return int(table.num_rows)
+
+
+def replace_all(cur: Any, chunk_terms: Iterable[tuple[int, Mapping[str, int]]]) -> int:
+    """Replace every posting, written sorted; returns the rows written."""
+    import pyarrow as pa
+
+    table = arrow_rows(chunk_terms)
+    cur.execute("DELETE FROM postings")
+    if table.num_rows:
+        cur.register("postings_in", table)
+        try:
+            cur.execute("INSERT INTO postings SELECT * FROM postings_in")
+        finally:
+            cur.unregister("postings_in")
+        # Chunk lengths follow the tokenizer: BM25 normalises by their average.
+        keys, first = np.unique(table.column("ckey").to_numpy(), return_index=True)
+        lengths = pa.table({"ckey": keys, "dl": table.column("dl").to_numpy()[first]})
+        cur.register("lengths_in", lengths)
+        try:
+            cur.execute("UPDATE chunks SET n_terms = l.dl FROM lengths_in l WHERE chunks.ckey = l.ckey")
+        finally:
+            cur.unregister("lengths_in")
+    _set_state(cur, termlib.TOKENIZER_VERSION, 0)
+    return int(table.num_rows)
+
+
+def _set_state(cur: Any, tokenizer: str, unsorted: int) -> None:
+    cur.execute("DELETE FROM bm25_state")
+    cur.execute("INSERT INTO bm25_state VALUES (?, ?)", [tokenizer, unsorted])
+
+
+def state(cur: Any) -> tuple[str, int, int]:
+    """(tokenizer version, unsorted tail rows, all rows)."""
+    rows = cur.execute(
+        "SELECT (SELECT max(tokenizer) FROM bm25_state), (SELECT coalesce(max(unsorted), 0)"
+        " FROM bm25_state), (SELECT count(*) FROM postings)"
+    ).fetchall()  # fetchall: a half-read result blocks the cursor's next relation query
+    return (str(rows[0][0] or ""), int(rows[0][1]), int(rows[0][2])) if rows else ("", 0, 0)
+
+
+def needs_compaction(unsorted: int, total: int) -> bool:
+    return unsorted > max(COMPACT_MIN_ROWS, COMPACT_SHARE * total)
+
+
+def compact(cur: Any) -> None:
+    """Re-sort the whole table by term_id (one transaction)."""
+    cur.execute("BEGIN TRANSACTION")
+    try:
+        cur.execute("CREATE TABLE postings_sorted AS SELECT * FROM postings ORDER BY term_id, ckey")
+        cur.execute("DROP TABLE postings")
+        cur.execute("ALTER TABLE postings_sorted RENAME TO postings")
+        cur.execute("UPDATE bm25_state SET unsorted = 0")
+        cur.execute("COMMIT")
+    except Exception:
+        cur.execute("ROLLBACK")
+        raise
+
+
+def maybe_compact(cur: Any) -> bool:
+    _, unsorted, total = state(cur)
+    if not needs_compaction(unsorted, total):
+        return False
+    logger.info("re-sorting %d postings (%d unsorted)", total, unsorted)
+    compact(cur)
+    return True
+
+
+def ensure_current(cur: Any, chunk_texts: Any) -> bool:
+    """Bring the postings up to this tokenizer; ``chunk_texts()`` yields (ckey, text).
+
+    Rebuilds them from the chunk text when they were made by another tokenizer version
+    or in an older layout (a term column instead of term_id). Returns whether it did.
+    """
+    columns = {r[0] for r in cur.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'postings'"
+    ).fetchall()}
+    tables = {r[0] for r in cur.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_name = 'bm25_state'"
+    ).fetchall()}
+    if "term_id" in columns and tables:
+        version, _, _ = state(cur)
+        if version == termlib.TOKENIZER_VERSION:
+            return False
+    cur.execute("BEGIN TRANSACTION")
+    try:
+        if "term_id" not in columns or not tables:
+            cur.execute("DROP TABLE IF EXISTS postings")
+            cur.execute("DROP TABLE IF EXISTS bm25_state")
+            cur.execute(POSTINGS_DDL)
+        rows = replace_all(cur, ((k, termlib.term_counts(t)) for k, t in chunk_texts()))
+        cur.execute("COMMIT")
+    except Exception:
+        cur.execute("ROLLBACK")
+        raise
+    logger.info("rebuilt %d postings for tokenizer %s", rows, termlib.TOKENIZER_VERSION)
+    return True

@@ -1,0 +1,257 @@
+"""The history of saved answers: list them, reopen one into the conversation pane, delete
+one after a confirmation.
+
+A reopened answer is rendered from its saved record (text, citation markers, verdicts,
+sources), never re-generated. The record says, as of now, whether each source is current,
+changed or removed; the conversation shows a banner per stale citation, and clicking a
+chip still goes through the viewer's own check, which never highlights a changed file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from desktop_app.core.errors import KnownError
+from desktop_app.core.types import ClaimVerdict, SourcePayload, SourceState, Verdict
+from desktop_app.services.api import KnowledgeBaseAPI
+from desktop_app.ui.answer_model import AnswerTurn, Marker, TurnState
+from desktop_app.ui.async_qt import TaskSet
+
+logger = logging.getLogger(__name__)
+
+ID_ROLE = Qt.ItemDataRole.UserRole
+STATUS_WORDS = {"no_basis": "no basis", "cancelled": "stopped", "failed": "failed"}
+_PAYLOAD_FIELDS = {f.name for f in dataclasses.fields(SourcePayload)}
+_STATES = {
+    "finished": TurnState.FINISHED,
+    "no_basis": TurnState.NO_BASIS,
+    "cancelled": TurnState.CANCELLED,
+    "failed": TurnState.FAILED,
+}
+
+
+def turn_from_record(record: dict[str, Any]) -> AnswerTurn:
+    """An :class:`AnswerTurn` that renders a saved answer as it was streamed."""
+    sources = [
+        SourcePayload(**{k: v for k, v in s.items() if k in _PAYLOAD_FIELDS})
+        for s in record.get("sources", [])
+    ]
+    by_id = {s.id: s for s in sources}
+    hallucinated = tuple(record.get("hallucinated", []))
+    citations: dict[str, list[list[int]]] = record.get("citations", {})
+    turn = AnswerTurn(
+        question=record["question"],
+        state=_STATES.get(record.get("status", ""), TurnState.FINISHED),
+        text=record.get("text", ""),
+        answer_id=record["answer_id"],
+        style=record.get("style", "label"),
+        sources=sources,
+        cited={cid: by_id[cid] for cid in citations if cid in by_id},
+        hallucinated=hallucinated,
+        saved_at=record.get("created_at", ""),
+    )
+    for cid, spans in citations.items():
+        for start, end in spans:
+            valid = cid in by_id and cid not in hallucinated
+            turn.markers.append(Marker(cid, (int(start), int(end)), valid))
+    turn.verdicts = [_verdict(c) for c in record.get("claims", [])]
+    if record.get("status") == "no_basis":
+        turn.no_basis = record.get("reason") or "The documents hold no basis for this question."
+    for cid, state in record.get("source_states", {}).items():
+        turn.source_states[cid] = SourceState(state)
+    turn.revision += 1
+    return turn
+
+
+def _verdict(claim: dict[str, Any]) -> ClaimVerdict:
+    start, end = claim["sentence_span"]
+    return ClaimVerdict(
+        (int(start), int(end)), Verdict(claim["verdict"]), tuple(claim.get("ids", [])),
+        float(claim.get("score", 0.0)), claim.get("suggested"), claim.get("suggested_label"),
+        tuple((int(a), int(b)) for a, b in claim.get("support", [])), claim.get("reason", ""),
+        claim.get("support_id"),
+    )
+
+
+class _List(QListWidget):
+    delete_pressed = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        if event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace):
+            self.delete_pressed.emit()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
+class HistoryPanel(QWidget):
+    """Saved answers, newest first. ``reopened`` carries the rebuilt :class:`AnswerTurn`."""
+
+    reopened = Signal(object)
+    deleted = Signal(str)
+
+    def __init__(self, kb: Callable[[], KnowledgeBaseAPI], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._kb = kb  # a getter: the window may swap its facade when settings change
+        self.tasks = TaskSet()
+        self.rows: list[dict[str, Any]] = []
+        self.list = _List(self)
+        self.list.setAccessibleName("Saved answers")
+        self.list.setWordWrap(True)
+        self.list.setAlternatingRowColors(True)
+        self.list.itemActivated.connect(lambda item: self.reopen_id(item.data(ID_ROLE)))
+        self.list.currentItemChanged.connect(lambda *_: self._update_buttons())
+        self.list.delete_pressed.connect(self.confirm_delete)
+        self.message = QLabel(self)
+        self.message.setWordWrap(True)
+        self.open_button = QPushButton("Open", self)
+        self.open_button.setToolTip("Show the selected answer in the conversation (Enter)")
+        self.open_button.clicked.connect(self.open_selected)
+        self.delete_button = QPushButton("Delete…", self)
+        self.delete_button.setToolTip("Delete the selected answer from the history (Del)")
+        self.delete_button.clicked.connect(self.confirm_delete)
+        self.refresh_button = QPushButton("Refresh", self)
+        self.refresh_button.clicked.connect(self.refresh)
+        buttons = QHBoxLayout()
+        for button in (self.open_button, self.delete_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.refresh_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.message)
+        layout.addLayout(buttons)
+        self._update_buttons()
+
+    # ------------------------------------------------------------------ listing
+
+    def refresh(self) -> asyncio.Task[int]:
+        return self.tasks.spawn(self.load(), "history")
+
+    async def load(self) -> int:
+        """Fill the list from the facade; returns the number of saved answers."""
+        try:
+            rows = await self._kb().history()
+        except KnownError as error:
+            self.message.setText(f"The history could not be read: {error}")
+            return 0
+        selected = self.selected_id()
+        self.rows = rows
+        self.list.clear()
+        for row in rows:
+            status = STATUS_WORDS.get(row.get("status", ""), "")
+            when = str(row.get("created_at", ""))[:16]
+            label = f"{row['question']}\n{when}" + (f" · {status}" if status else "")
+            item = QListWidgetItem(label)
+            item.setData(ID_ROLE, row["answer_id"])
+            item.setToolTip(f"{row['question']}\n{when} · {row.get('model_id') or 'no model call'}")
+            self.list.addItem(item)
+            if row["answer_id"] == selected:
+                self.list.setCurrentItem(item)
+        self.message.setText("" if rows else "No saved answers yet.")
+        self._update_buttons()
+        return len(rows)
+
+    def answer_ids(self) -> list[str]:
+        return [str(self.list.item(i).data(ID_ROLE)) for i in range(self.list.count())]
+
+    def selected_id(self) -> str | None:
+        item = self.list.currentItem()
+        return str(item.data(ID_ROLE)) if item is not None else None
+
+    def select(self, answer_id: str) -> bool:
+        for i in range(self.list.count()):
+            if self.list.item(i).data(ID_ROLE) == answer_id:
+                self.list.setCurrentRow(i)
+                return True
+        return False
+
+    def _update_buttons(self) -> None:
+        chosen = self.list.currentItem() is not None
+        self.open_button.setEnabled(chosen)
+        self.delete_button.setEnabled(chosen)
+
+    # ------------------------------------------------------------------ reopening
+
+    def open_selected(self) -> asyncio.Task[AnswerTurn | None] | None:
+        answer_id = self.selected_id()
+        return self.reopen_id(answer_id) if answer_id else None
+
+    def reopen_id(self, answer_id: str) -> asyncio.Task[AnswerTurn | None]:
+        return self.tasks.spawn(self.reopen(answer_id), f"reopen {answer_id}")
+
+    async def reopen(self, answer_id: str) -> AnswerTurn | None:
+        """Read the saved answer (with its sources' states now) and emit ``reopened``."""
+        try:
+            record = await self._kb().answer_record(answer_id)
+        except KnownError as error:
+            self.message.setText(f"The answer could not be read: {error}")
+            return None
+        if record is None:
+            await self.load()
+            self.message.setText("That answer is no longer saved.")
+            return None
+        turn = turn_from_record(record)
+        stale = turn.stale_citations()
+        self.message.setText(
+            f"{len(stale)} cited source(s) changed or removed since this answer." if stale else ""
+        )
+        self.reopened.emit(turn)
+        return turn
+
+    # ------------------------------------------------------------------ deleting
+
+    def confirm_delete(self) -> QMessageBox | None:
+        """Ask before deleting the selected answer (window-modal, no nested loop)."""
+        answer_id = self.selected_id()
+        if answer_id is None:
+            return None
+        question = next((r["question"] for r in self.rows if r["answer_id"] == answer_id), "")
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle("Delete answer")
+        box.setText(f"Delete the saved answer to “{question}”?")
+        box.setInformativeText("Its text, citations and checks are removed from the history.")
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        yes = box.button(QMessageBox.StandardButton.Yes)
+        yes.setText("Delete")
+        box.finished.connect(lambda _result: self._confirmed(box, answer_id))
+        box.open()
+        return box
+
+    def _confirmed(self, box: QMessageBox, answer_id: str) -> None:
+        if box.standardButton(box.clickedButton()) == QMessageBox.StandardButton.Yes:
+            self.delete_id(answer_id)
+
+    def delete_id(self, answer_id: str) -> asyncio.Task[bool]:
+        return self.tasks.spawn(self.delete(answer_id), f"delete {answer_id}")
+
+    async def delete(self, answer_id: str) -> bool:
+        try:
+            gone = await self._kb().delete_answer(answer_id)
+        except KnownError as error:
+            self.message.setText(f"The answer could not be deleted: {error}")
+            return False
+        await self.load()
+        if gone:
+            self.deleted.emit(answer_id)
+        return gone

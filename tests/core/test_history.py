@@ -1,0 +1,145 @@
+"""Saved answers as audit records: JSON and Markdown exports, stale and removed sources.
+
+A generated lease PDF is indexed with the fake embedder, answered with the fake
+generator, and the saved record is exported; then the file changes and disappears.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_app.core import answering
+from desktop_app.core.history import annotate_staleness, export_json, export_markdown
+from desktop_app.core.ids import sha256_file
+from desktop_app.core.indexing import Indexer
+from desktop_app.core.retrieve import Retriever
+from desktop_app.core.settings import Settings
+from desktop_app.core.store import Store
+from desktop_app.core.types import AnswerFinished
+from tests.fakes import FakeEmbedder, FakeGenerator
+from tests.pdfgen import write_pdf
+
+LEASE = [
+    ["Residential Lease Agreement", "Section 1 Parties", "This lease is made between the landlord and the tenant."],
+    ["Section 4 Repairs", "The tenant must report damage to the landlord within 30 days of discovering it.",
+     "The landlord pays for repairs caused by normal wear."],
+    ["Section 5 Rent", "Rent is due on the first day of each month.", "A late fee of 50 dollars applies after 5 days."],
+]
+ANSWER = "Damage must be reported to the landlord within 30 days [1]. Pets are welcome [9]."
+QUESTION = "How long does the tenant have to report damage?"
+
+
+class Library:
+    def __init__(self, tmp_path: Path) -> None:
+        self.folder = tmp_path / "docs"
+        self.folder.mkdir()
+        self.pdf = write_pdf(self.folder / "lease.pdf", LEASE, title="Residential Lease")
+        self.store = Store(tmp_path / "lib.duckdb")
+        self.embedder = FakeEmbedder()
+        self.index()
+
+    def index(self) -> None:
+        Indexer(self.store, self.embedder, workers=1).run(self.folder, lambda _e: None)
+
+    def ask(self, text: str = ANSWER, question: str = QUESTION) -> str:
+        events: list[Any] = []
+        answering.answer(
+            question, retriever=Retriever(self.store, self.embedder), store=self.store,
+            generator_factory=lambda: FakeGenerator([text]), settings=Settings(sources_per_answer=3),
+            emit=events.append, should_cancel=lambda: False,
+        )
+        return next(e for e in events if isinstance(e, AnswerFinished)).answer_id
+
+    def record(self, answer_id: str) -> dict[str, Any]:
+        record = self.store.answer(answer_id)
+        assert record is not None
+        return annotate_staleness(self.store, record)
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    """Indexed once for the tests that only add answers (parsing spawns a process)."""
+    library = Library(tmp_path_factory.mktemp("history"))
+    yield library
+    library.store.close()
+
+
+@pytest.fixture
+def fresh_lib(tmp_path: Path) -> Iterator[Library]:
+    library = Library(tmp_path)
+    yield library
+    library.store.close()
+
+
+def test_json_export_holds_question_answer_citations_verdicts_and_document_identity(lib: Library) -> None:
+    answer_id = lib.ask()
+    audit = json.loads(export_json(lib.record(answer_id)))
+    assert audit["question"] == QUESTION
+    assert audit["answer"] == ANSWER
+    assert audit["model_id"] == "fake-generator"
+    (citation,) = audit["citations"]
+    assert citation["id"] == "1"
+    assert [ANSWER[a:b] for a, b in citation["spans"]] == ["[1]"]
+    passage = lib.store.passage_by_chunk_id(citation["chunk_id"])
+    assert passage is not None and passage.page == 2
+    assert citation["passage"] == passage.text  # verbatim, not re-flowed
+    assert citation["page"] == 2 and citation["section"] == passage.section
+    assert citation["document"]["sha256"] == sha256_file(lib.pdf)
+    assert citation["document"]["version"] == 1 and citation["document"]["state"] == "current"
+    assert [h["id"] for h in audit["hallucinated"]] == ["9"]
+    first = audit["verdicts"][0]
+    assert first["sentence"].startswith("Damage must be reported") and first["verdict"] == "supported"
+    assert first["chunk_ids"] == [citation["chunk_id"]]
+    assert audit["verdicts"][1]["verdict"] == "unsupported"  # cites a label it was not given
+
+
+def test_markdown_export_has_footnotes_quoting_the_passage_verbatim(lib: Library) -> None:
+    answer_id = lib.ask()
+    record = lib.record(answer_id)
+    markdown = export_markdown(record)
+    source = next(s for s in record["sources"] if s["id"] == "1")
+    assert markdown.startswith(f"# {QUESTION}\n")
+    assert "within 30 days [^1]. Pets are welcome ~~[9]~~." in markdown
+    footnote = next(line for line in markdown.splitlines() if line.startswith("[^1]: "))
+    assert "Residential Lease" in footnote and "`lease.pdf`" in footnote and ", p. 2" in footnote
+    assert source["section"] and source["section"] in footnote
+    assert source["doc_id"] in footnote and "version 1" in footnote
+    for line in source["text"].strip().splitlines():
+        assert f"    > {line}" in markdown if line.strip() else True
+    assert "fake-generator" in markdown
+
+
+def test_changed_then_removed_source_is_flagged_in_record_and_exports(fresh_lib: Library) -> None:
+    lib = fresh_lib
+    answer_id = lib.ask()
+    changed = [list(page) for page in LEASE]
+    changed[1][1] = "The tenant must report damage to the landlord within 60 days of discovering it."
+    write_pdf(lib.pdf, changed, title="Residential Lease")
+    os.utime(lib.pdf, (1, 1))
+    lib.index()
+    record = lib.record(answer_id)
+    assert record["source_states"]["1"] == "changed"
+    assert "[^1] source changed since this answer: re-ask?" in export_markdown(record)
+    audit = json.loads(export_json(record))
+    assert audit["citations"][0]["document"]["state"] == "changed"
+    assert audit["citations"][0]["passage"].count("30 days") == 1  # what it said then
+
+    lib.pdf.unlink()
+    lib.index()
+    record = lib.record(answer_id)
+    assert record["source_states"]["1"] == "removed"
+    assert "source removed" in export_markdown(record)
+
+
+def test_no_basis_answer_exports_the_refusal_without_citations(lib: Library) -> None:
+    answer_id = lib.ask(question="What is the boiling point of mercury on Jupiter?")
+    record = lib.record(answer_id)
+    audit = json.loads(export_json(record))
+    assert audit["status"] == "no_basis" and audit["citations"] == [] and audit["no_basis_reason"]
+    assert "no basis for this question" in export_markdown(record)

@@ -1,0 +1,192 @@
+"""The optional judge with a fake model: which sentences it asks about, how its yes/no
+changes their verdicts, the DuckDB cache, and its place after the answer in ``answer()``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from desktop_app.core import answering, judge
+from desktop_app.core.errors import Cancelled
+from desktop_app.core.judge import Judge, JudgedPassage, parse_reply, sentence_sha
+from desktop_app.core.settings import Settings
+from desktop_app.core.store import Store
+from desktop_app.core.types import AnswerFinished, ClaimVerdict, Passage, Verdict
+from desktop_app.core.verify import verify_answer
+from tests.fakes import FakeGenerator
+
+REPAIRS = (
+    "Section 4 Repairs. The tenant must report damage to the landlord within 30 days of "
+    "discovering it. The landlord pays for repairs caused by normal wear."
+)
+RENT = "Section 5 Rent. Rent is due on the first day of each month. A late fee of 50 dollars applies."
+PASSAGES = {"1": JudgedPassage("aaaa:2:0", REPAIRS), "2": JudgedPassage("aaaa:3:0", RENT)}
+# supported / paraphrase the rules cannot see (partial or worse) / number mismatch /
+# uncited / a greeting
+ANSWER = (
+    "The tenant must report damage within 30 days [1]. "
+    "Occupants owe the owner prompt notice about broken fixtures [1]. "
+    "Damage must be reported within 60 days [1]. "
+    "Rent is due on the first day of each month. "
+    "I hope this helps!"
+)
+
+
+class JudgingGenerator(FakeGenerator):
+    """Answers judge questions with ``reply(sentence, passage)``; anything else streams the
+    enqueued answers like FakeGenerator."""
+
+    def __init__(self, answers: Sequence[str] = (), reply: Callable[[str, str], str] = lambda s, p: "yes"):
+        super().__init__(answers)
+        self.reply = reply
+        self.judge_calls: list[dict[str, Any]] = []
+
+    def stream(self, messages: Sequence[dict[str, str]], *, max_tokens: int, temperature: float,
+               grammar: str | None = None, should_cancel: Callable[[], bool] = lambda: False) -> Iterator[str]:
+        user = messages[-1]["content"]
+        if judge.QUESTION not in user:
+            return super().stream(messages, max_tokens=max_tokens, temperature=temperature,
+                                  grammar=grammar, should_cancel=should_cancel)
+        passage = user.split("Passage:\n", 1)[1].split("\n\nSentence: ", 1)[0]
+        sentence = user.split("\n\nSentence: ", 1)[1].split("\n\n", 1)[0]
+        self.judge_calls.append({"sentence": sentence, "passage": passage, "max_tokens": max_tokens,
+                                 "temperature": temperature, "grammar": grammar})
+        if should_cancel():
+            raise Cancelled()
+        return iter([self.reply(sentence, passage)])
+
+
+def rule_verdicts() -> list[ClaimVerdict]:
+    return verify_answer(ANSWER, _markers(ANSWER), {k: p.text for k, p in PASSAGES.items()})
+
+
+def _markers(text: str) -> dict[str, list[tuple[int, int]]]:
+    from desktop_app.core.sentences import find_markers
+
+    out: dict[str, list[tuple[int, int]]] = {}
+    for cid, span in find_markers(text):
+        out.setdefault(cid, []).append(span)
+    return out
+
+
+def sentence_of(verdict: ClaimVerdict) -> str:
+    return ANSWER[verdict.sentence_span[0] : verdict.sentence_span[1]]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    db = Store(tmp_path / "lib.duckdb")
+    yield db
+    db.close()
+
+
+def test_only_unsure_cited_sentences_without_number_conflicts_are_asked() -> None:
+    verdicts = rule_verdicts()
+    by_start = {sentence_of(v).split()[0]: v for v in verdicts}
+    assert by_start["The"].verdict is Verdict.SUPPORTED
+    assert by_start["Occupants"].verdict in judge.JUDGED
+    assert by_start["Damage"].verdict is Verdict.UNSUPPORTED  # 60 vs 30 days
+    gen = JudgingGenerator()
+    updates = Judge(gen).review(ANSWER, verdicts, PASSAGES)
+    assert [c["sentence"] for c in gen.judge_calls] == [
+        "Occupants owe the owner prompt notice about broken fixtures."
+    ]
+    call = gen.judge_calls[0]
+    assert call["passage"] == REPAIRS and call["max_tokens"] == 3 and call["temperature"] == 0
+    assert call["grammar"] and "yes" in call["grammar"] and "no" in call["grammar"]
+    (update,) = updates
+    assert update.sentence_span == by_start["Occupants"].sentence_span
+    assert update.verdict is Verdict.SUPPORTED
+    assert "judge" in update.reason and "rule scorer" in update.reason
+    merged = judge.merge(verdicts, updates)
+    assert [v.verdict for v in merged] == [
+        Verdict.SUPPORTED, Verdict.SUPPORTED, Verdict.UNSUPPORTED, Verdict.UNCITED, Verdict.NOT_FACTUAL
+    ]
+
+
+def test_a_no_turns_partial_into_unsupported_and_unclear_replies_change_nothing() -> None:
+    partial = ClaimVerdict((0, 48), Verdict.PARTIAL, ("1",), 0.5, support_id="1", reason="50%")
+    text = "Tenants must report damage and pay a deposit [1]."
+    (update,) = Judge(JudgingGenerator(reply=lambda s, p: "no")).review(text, [partial], PASSAGES)
+    assert update.verdict is Verdict.UNSUPPORTED and "does not support" in update.reason
+    assert Judge(JudgingGenerator(reply=lambda s, p: "The passage")).review(text, [partial], PASSAGES) == []
+    assert [parse_reply(r) for r in ("Yes", " no.", "**Yes**", "maybe", "是", "否")] == [
+        True, False, True, None, True, False
+    ]
+
+
+def test_answers_are_cached_by_sentence_and_chunk(store: Store) -> None:
+    verdicts = rule_verdicts()
+    first = JudgingGenerator()
+    assert Judge(first, store).review(ANSWER, verdicts, PASSAGES)
+    assert len(first.judge_calls) == 1
+    again = JudgingGenerator(reply=lambda s, p: "no")  # would say otherwise if asked
+    repeat = Judge(again, store)
+    updates = repeat.review(ANSWER, verdicts, PASSAGES)
+    assert again.judge_calls == [] and repeat.cache_hits == 1
+    assert updates[0].verdict is Verdict.SUPPORTED
+    sentence = "Occupants owe the owner prompt notice about broken fixtures [1]."
+    assert store.judge_get(sentence_sha(sentence), "aaaa:2:0") is True
+    # The same sentence against another chunk is a new question.
+    moved = {"1": JudgedPassage("bbbb:2:0", REPAIRS)}
+    other = JudgingGenerator()
+    Judge(other, store).review(ANSWER, verdicts, moved)
+    assert len(other.judge_calls) == 1
+
+
+def test_the_number_of_model_calls_per_answer_is_capped() -> None:
+    text = " ".join(f"Occupants owe the owner notice number{i} about fixtures [1]." for i in range(12))
+    spans = _markers(text)
+    verdicts = verify_answer(text, spans, {k: p.text for k, p in PASSAGES.items()})
+    assert sum(v.verdict in judge.JUDGED for v in verdicts) == 12
+    gen = JudgingGenerator()
+    Judge(gen).review(text, verdicts, PASSAGES)
+    assert len(gen.judge_calls) == judge.MAX_JUDGED < 12
+    fewer = JudgingGenerator()
+    Judge(fewer, max_judged=2).review(text, verdicts, PASSAGES)
+    assert len(fewer.judge_calls) == 2
+
+
+def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(store: Store) -> None:
+    passages = [
+        Passage("aaaa:2:0", "aaaa", "/docs/lease.pdf", "Lease", 2, "2", "Section 4 Repairs", 0,
+                len(REPAIRS), 1.0, REPAIRS),
+        Passage("aaaa:3:0", "aaaa", "/docs/lease.pdf", "Lease", 3, "3", "Section 5 Rent", 0,
+                len(RENT), 0.5, RENT),
+    ]
+
+    class Retrieval:
+        def __init__(self) -> None:
+            self.passages, self.coverage, self.best_cosine = passages, 1.0, 0.9
+
+    class Retriever:
+        def search(self, question: str, k: int) -> Retrieval:
+            return Retrieval()
+
+    def ask(settings: Settings, gen: JudgingGenerator) -> list[Any]:
+        events: list[Any] = []
+        answering.answer("How long to report damage?", retriever=Retriever(), store=store,
+                         generator_factory=lambda: gen, settings=settings, emit=events.append,
+                         should_cancel=lambda: False)
+        return events
+
+    plain = JudgingGenerator([ANSWER])
+    events = ask(Settings(), plain)
+    assert plain.judge_calls == []  # off by default
+    gen = JudgingGenerator([ANSWER])
+    events = ask(Settings(judge=True), gen)
+    finished = next(i for i, e in enumerate(events) if isinstance(e, AnswerFinished))
+    claims = [e for e in events if isinstance(e, ClaimVerdict)]
+    judged = [e for e in events[finished + 1 :] if isinstance(e, ClaimVerdict)]
+    assert len(gen.judge_calls) == 1 and len(judged) == 1
+    original = next(c for c in claims if c.sentence_span == judged[0].sentence_span)
+    assert original.verdict in judge.JUDGED and judged[0].verdict is Verdict.SUPPORTED
+    record = store.answer(events[finished].answer_id)
+    assert record is not None
+    saved = {tuple(c["sentence_span"]): c for c in record["claims"]}
+    assert saved[judged[0].sentence_span]["verdict"] == "supported"
+    assert "judge" in saved[judged[0].sentence_span]["reason"]
+    assert len(record["claims"]) == 5  # replaced, not appended

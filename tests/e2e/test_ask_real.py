@@ -1,0 +1,104 @@
+"""`folio index` and `folio ask --json` as a user runs them: real PDFs, the real ONNX
+embedder, the real small GGUF. Checks the invariants of the event stream."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+DOCS = ("en_wiki_pdfjs_article.pdf", "zh_standard_anhui_landuse_p173.pdf")
+
+
+def folio(args: list[str], env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "desktop_app", *args], env=env, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path, small_model_path: Path,
+            embedder_dir: Path) -> tuple[Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("ask-real")
+    folder = root / "docs"
+    folder.mkdir()
+    for name in DOCS:
+        shutil.copy(shared_dir / "corpus" / name, folder / name)
+    env = dict(os.environ, FOLIO_HOME=str(root / "home"), FOLIO_MODELS_DIR=str(small_model_path.parent))
+    done = folio(["index", str(folder), "--json"], env)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["event"] == "summary" and summary["documents"] == 2 and not summary["failed"]
+    return folder, env
+
+
+def ask(env: dict[str, str], question: str, *extra: str) -> list[dict]:
+    done = folio(["ask", question, "--model", "small", "--json", "--max-tokens", "120", *extra], env)
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def check_invariants(events: list[dict]) -> dict:
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "answer_started" and "answer_finished" in kinds
+    started = events[0]
+    finished = next(e for e in events if e["event"] == "answer_finished")
+    text = "".join(e["text"] for e in events if e["event"] == "token")
+    assert text == finished["text"]
+    labels = {s["id"] for s in started["sources"]}
+    payloads: dict[str, int] = {}
+    streamed: dict[str, set[tuple[int, int]]] = {}
+    for event in (e for e in events if e["event"] == "citation"):
+        start, end = event["span"]
+        assert 0 <= start < end <= len(text)
+        marker = text[start:end]
+        assert marker[0] in "[【［" and marker[-1] in "]】］", marker
+        streamed.setdefault(event["id"], set()).add((start, end))
+        assert event["valid"] == (event["id"] in labels)
+        if "source" in event:
+            assert event["valid"] and event["is_new"]
+            payloads[event["id"]] = payloads.get(event["id"], 0) + 1
+            source = event["source"]
+            assert Path(source["doc_path"]).exists() and source["page"] >= 1 and source["text"]
+    valid_ids = {cid for cid in streamed if cid in labels}
+    assert all(payloads.get(cid) == 1 for cid in valid_ids)  # exactly one payload per valid id
+    final = {cid: {tuple(s) for s in spans} for cid, spans in finished["citations"].items()}
+    assert final == streamed  # the final event is the union of the streamed spans
+    assert set(finished["hallucinated"]) == {cid for cid in streamed if cid not in labels}
+    return finished
+
+
+def test_english_answer_streams_valid_events(library: tuple[Path, dict[str, str]]) -> None:
+    _, env = library
+    events = ask(env, "Who launched the PDF.js project, and in which year?")
+    finished = check_invariants(events)
+    sources = events[0]["sources"]
+    assert sources and all(Path(s["doc_path"]).name == "en_wiki_pdfjs_article.pdf" for s in sources[:1])
+    assert finished["text"].strip()
+    assert any(e["event"] == "claim" for e in events)
+
+
+def test_chinese_question_uses_the_chinese_prompt_and_shortids(library: tuple[Path, dict[str, str]]) -> None:
+    _, env = library
+    events = ask(env, "高速公路八车道停车区的用地指标基准值是多少?", "--style", "shortid")
+    check_invariants(events)
+    sources = events[0]["sources"]
+    assert events[0]["style"] == "shortid"
+    assert sources and Path(sources[0]["doc_path"]).name == "zh_standard_anhui_landuse_p173.pdf"
+    assert all(len(s["id"]) in (7, 8) for s in sources)
+
+
+def test_unrelated_question_gets_no_basis_without_a_model_call(library: tuple[Path, dict[str, str]]) -> None:
+    _, env = library
+    events = ask(env, "How many moons does Neptune have?")
+    kinds = [e["event"] for e in events]
+    assert "no_basis" in kinds and "citation" not in kinds
+    assert next(e for e in events if e["event"] == "answer_finished")["citations"] == {}
