@@ -46,6 +46,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from retrieval_synth import describe, measure, synthetic_latency  # noqa: E402
 
 from desktop_app.core import terms as termlib  # noqa: E402
+from desktop_app.core.answering import evidence_is_weak  # noqa: E402
 from desktop_app.core.retrieve import Retriever  # noqa: E402
 from desktop_app.core.store import Store  # noqa: E402
 
@@ -161,6 +162,8 @@ def ensure_library(db: Path, folder: Path, embedder: Any) -> Store:
 class Outcome:
     question: Question
     ranks: dict[str, int | None]  # method -> 1-based rank of the first hit within top 5
+    coverage: float = 0.0
+    refused: bool = False  # the evidence gate (answering.evidence_is_weak) would say "no basis"
 
 
 def _first_hit(passages: Sequence[Any], q: Question) -> int | None:
@@ -187,7 +190,7 @@ def evaluate(store: Store, retriever: Retriever, questions: Sequence[Question]) 
             "dense": _first_hit(_passages(store, semantic), q),
             "fused": _first_hit(fused.passages, q),
         }
-        out.append(Outcome(q, ranks))
+        out.append(Outcome(q, ranks, fused.coverage, evidence_is_weak(fused) is not None))
     return out
 
 
@@ -212,6 +215,37 @@ def quality_table(outcomes: Sequence[Outcome]) -> list[str]:
         )
         lines.append(f"{qset:<12} {lang:<4} {len(group):>4}  {cells}")
     return lines
+
+
+def target_lines(outcomes: Sequence[Outcome]) -> list[str]:
+    """The targets of issue 2: fused recall@5 >= 0.8 on each QA set, and fused >= the
+    better single retriever in every language (at 1 and at 5)."""
+    lines = []
+    for qset in ("financebench", "mmlongbench"):
+        group = [o for o in outcomes if o.question.qset == qset]
+        if group:
+            r5 = _recall(group, "fused", 5)
+            lines.append(f"{'ok  ' if r5 >= 0.8 else 'MISS'} {qset}: fused recall@5 {r5:.2f} (target 0.80)")
+    for lang in sorted({o.question.language for o in outcomes}):
+        group = [o for o in outcomes if o.question.language == lang]
+        for k in (1, 5):
+            fused = _recall(group, "fused", k)
+            best = max(_recall(group, "bm25", k), _recall(group, "dense", k))
+            lines.append(f"{'ok  ' if fused >= best else 'MISS'} {lang}: fused recall@{k} {fused:.2f}"
+                         f" vs best single {best:.2f}")
+    return lines
+
+
+def gate_line(outcomes: Sequence[Outcome]) -> str:
+    """How often the evidence gate would refuse these questions, which all have an
+    answer in the library."""
+    lines = []
+    for lang in sorted({o.question.language for o in outcomes}):
+        group = [o for o in outcomes if o.question.language == lang]
+        cov = sorted(o.coverage for o in group)
+        lines.append(f"{lang}: coverage p10 {cov[len(cov) // 10]:.2f} p50 {cov[len(cov) // 2]:.2f},"
+                     f" refused {sum(o.refused for o in group)}/{len(group)}")
+    return "answerable questions vs the evidence gate: " + "; ".join(lines)
 
 
 # --------------------------------------------------------------------------- main
@@ -268,6 +302,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             latency.append(synthetic_latency(args.work, size, embedder, questions, texts))
     print()
     print("\n".join(quality_table(outcomes)))
+    print("(bm25, dense: each retriever alone, its top chunks; fused: Retriever.search, one passage per page)")
+    print("\n".join(target_lines(outcomes)))
+    print()
+    print(gate_line(outcomes))
     print()
     print(f"Retriever.search latency in ms, wall p50/p95 and CPU p50, with the medians of its parts"
           f" ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}):")

@@ -9,9 +9,10 @@ Questions (see ``load_cases``):
 - ``mm-none``: MMLongBench-Doc's unanswerable questions (answer "Not answerable");
 - ``off``: off-topic questions (English and Chinese) in ``bench/data/offtopic.json``,
   certainly not answered by the library;
-- ``zh``: the hand-written Chinese questions of ``bench/data/corpus_zh.json`` over the
-  Chinese PDFs of ../shared/corpus (for the gate's Chinese side; index those PDFs into
-  the same library, from a scratch copy of the folder).
+- ``corpus``: the hand-written English, German and Chinese questions of
+  ``bench/data/corpus_*.json`` over ../shared/corpus (the gate's side for questions the
+  English embedder cannot read; index those PDFs into the same library, e.g. from a
+  scratch copy of the folder).
 
 Index the PDFs once into a scratch library (both folders into the same db)::
 
@@ -48,9 +49,10 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -69,8 +71,8 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 QA = SHARED / "qa"
 OFFTOPIC = Path(__file__).resolve().parent / "data" / "offtopic.json"
 TEXT_SOURCES = {"Pure-text (Plain-text)", "Table"}
-CORPUS_ZH = Path(__file__).resolve().parent / "data" / "corpus_zh.json"
-ANSWERABLE = ("fb", "mm-text", "zh")
+CORPUS = [Path(__file__).resolve().parent / "data" / f"corpus_{lang}.json" for lang in ("en", "zh")]
+ANSWERABLE = ("fb", "mm-text", "corpus")
 UNANSWERABLE = ("mm-none", "off")
 CATEGORIES = ANSWERABLE + UNANSWERABLE
 DEFAULT_CATEGORIES = "fb,mm-text,mm-none,off"
@@ -115,9 +117,10 @@ def load_cases() -> list[Case]:
             cases.append(Case(qid, "mm-text", row["question"], row["doc_id"], pages, str(row["answer"])))
     for row in json.loads(OFFTOPIC.read_text(encoding="utf-8")):
         cases.append(Case(row["id"], "off", row["question"], "", (), ""))
-    for n, row in enumerate(json.loads(CORPUS_ZH.read_text(encoding="utf-8"))["questions"]):
-        cases.append(Case(f"zh-{n:02d}", "zh", row["question"], row["file"], tuple(row["pages"]),
-                          row["answer"]))
+    for path in CORPUS:
+        for n, row in enumerate(json.loads(path.read_text(encoding="utf-8"))["questions"]):
+            cases.append(Case(f"{path.stem}-{n:02d}", "corpus", row["question"], row["file"],
+                              tuple(row["pages"]), row["answer"]))
     return cases
 
 
@@ -177,51 +180,89 @@ def gate(args: argparse.Namespace) -> None:
 
 
 def refused(row: dict[str, Any], min_coverage: float, min_cosine: float) -> bool:
-    """``answering.evidence_is_weak`` with the given thresholds."""
+    """``answering.evidence_is_weak`` with the given thresholds (for a question the
+    embedder did not read, ``min_coverage`` is the lexical-only threshold)."""
     if not row["passages"]:
         return True
-    cosine = 0.0 if row["cjk"] else row["best_cosine"]  # MiniLM is noise on Chinese
-    return bool(row["coverage"] < min_coverage and cosine < min_cosine)
+    if row["cjk"] or row["best_cosine"] <= 0:
+        return bool(row["coverage"] < min_coverage)
+    return bool(row["coverage"] < min_coverage and row["best_cosine"] < min_cosine)
 
 
-def rates(rows: list[dict[str, Any]], c: float, k: float) -> dict[str, float]:
-    out = {}
-    for category in CATEGORIES:
+def lexical_only(row: dict[str, Any]) -> bool:
+    return bool(row["cjk"] or row["best_cosine"] <= 0)
+
+
+def refused_by_code(row: dict[str, Any]) -> bool:
+    probe = SimpleNamespace(passages=[None] * row["passages"], coverage=row["coverage"],
+                            best_cosine=row["best_cosine"], cjk=row["cjk"])
+    return answering.evidence_is_weak(probe) is not None
+
+
+def rates(rows: list[dict[str, Any]], is_refused: Callable[[dict[str, Any]], bool]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for category in {r["category"] for r in rows}:
         group = [r for r in rows if r["category"] == category]
-        out[category] = sum(refused(r, c, k) for r in group) / len(group) if group else 0.0
+        out[category] = sum(map(is_refused, group)) / len(group)
     answerable = [r for r in rows if r["category"] in ANSWERABLE]
     unanswerable = [r for r in rows if r["category"] in UNANSWERABLE]
-    out["wrong"] = sum(refused(r, c, k) for r in answerable) / max(1, len(answerable))
-    out["right"] = sum(refused(r, c, k) for r in unanswerable) / max(1, len(unanswerable))
+    out["wrong"] = sum(map(is_refused, answerable)) / max(1, len(answerable))
+    out["right"] = sum(map(is_refused, unanswerable)) / max(1, len(unanswerable))
     return out
 
 
 def gate_table(rows: list[dict[str, Any]], max_wrong: float, penalty: float) -> None:
     counts = Counter(r["category"] for r in rows)
-    print("\nquestions: " + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES))
+    print("\nquestions: " + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES)
+          + f" (without a cosine: {sum(lexical_only(r) for r in rows)})")
     print("retrieval hit@5 (an evidence page among the sources): " + ", ".join(
         f"{c} {pct(sum(r['hit'] for r in rows if r['category'] == c), counts[c]).strip()}"
         for c in ANSWERABLE))
     print("\ncoverage / best cosine by category (10th, 50th, 90th percentile):")
     for category in CATEGORIES:
-        group = [r for r in rows if r["category"] == category]
-        if len(group) < 2:
-            continue
-        for key in ("coverage", "best_cosine"):
-            q = statistics.quantiles([r[key] for r in group], n=10)
-            print(f"  {category:8} {key:11} {q[0]:.2f} {q[4]:.2f} {q[8]:.2f}")
-    print(f"\nrefused by the gate (refuse when coverage < C and cosine < K; Chinese questions"
-          f" ignore the cosine)\n{'C':>5} {'K':>5} | " + " ".join(f"{c:>8}" for c in CATEGORIES)
+        for alone in (False, True):
+            group = [r for r in rows if r["category"] == category and lexical_only(r) == alone]
+            if len(group) < 2:
+                continue
+            for key in ("coverage", "best_cosine") if not alone else ("coverage",):
+                q = statistics.quantiles([r[key] for r in group], n=10)
+                name = f"{category}{'-lex' if alone else ''}"
+                print(f"  {name:10} {key:11} {q[0]:.2f} {q[4]:.2f} {q[8]:.2f}")
+    latin = [r for r in rows if not lexical_only(r)]
+    alone = [r for r in rows if lexical_only(r)]
+    chosen_latin = sweep("Questions the embedder read: refuse when coverage < C and best cosine < K",
+                         latin, [(c, k) for k in COSINE_GRID for c in COVERAGE_GRID], max_wrong, penalty)
+    chosen_cjk = sweep("Questions it did not read (Chinese, German; best cosine 0): refuse when"
+                       " coverage < C", alone, [(c, 1.01) for c in COVERAGE_GRID], max_wrong, penalty)
+    now = rates(rows, refused_by_code)
+    print(f"\nin the code now (MIN_COVERAGE={answering.MIN_COVERAGE}, MIN_COSINE_ALONE="
+          f"{answering.MIN_COSINE_ALONE}, MIN_COVERAGE_LEXICAL={answering.MIN_COVERAGE_LEXICAL}): "
+          + ", ".join(f"{x} {pct(now.get(x, 0), 1).strip()}" for x in CATEGORIES if x in now)
+          + f"\n  answerable wrongly refused {pct(now['wrong'], 1).strip()},"
+          f" unanswerable refused {pct(now['right'], 1).strip()}")
+    if chosen_latin and chosen_cjk:
+        print(f"calibrated: MIN_COVERAGE={chosen_latin[0]:.2f} MIN_COSINE_ALONE={chosen_latin[1]:.2f}"
+              f" MIN_COVERAGE_LEXICAL={chosen_cjk[0]:.2f}")
+
+
+def sweep(title: str, rows: list[dict[str, Any]], grid: list[tuple[float, float]], max_wrong: float,
+          penalty: float) -> tuple[float, float] | None:
+    """Print the refusal shares over ``grid`` and the Pareto front; return the chosen pair:
+    the most unanswerable refused minus ``penalty`` times the answerable refused, with at
+    most ``max_wrong`` answerable refused (ties go to the lower thresholds)."""
+    categories = [c for c in CATEGORIES if any(r["category"] == c for r in rows)]
+    if not rows:
+        return None
+    print(f"\n{title}\n{'C':>5} {'K':>5} | " + " ".join(f"{c:>8}" for c in categories)
           + " | answerable wrongly  unanswerable rightly")
-    scored: list[tuple[float, float, dict[str, float]]] = []
-    for k in COSINE_GRID:
-        for c in COVERAGE_GRID:
-            r = rates(rows, c, k)
-            scored.append((c, k, r))
-            if k in SHOWN_COSINES and round(c * 100) % 6 == 4:
-                print(f"{c:5.2f} {k:5.2f} | " + " ".join(f"{pct(r[x], 1):>8}" for x in CATEGORIES)
-                      + f" | {pct(r['wrong'], 1):>18} {pct(r['right'], 1):>21}")
-    print("\nPareto front (fewest answerable refused for each share of unanswerable refused):")
+    scored = []
+    for c, k in grid:
+        r = rates(rows, lambda row, c=c, k=k: refused(row, c, k))
+        scored.append((c, k, r))
+        if (k in SHOWN_COSINES or len({g[1] for g in grid}) == 1) and round(c * 100) % 6 == 4:
+            print(f"{c:5.2f} {k:5.2f} | " + " ".join(f"{pct(r[x], 1):>8}" for x in categories)
+                  + f" | {pct(r['wrong'], 1):>18} {pct(r['right'], 1):>21}")
+    print("Pareto front (fewest answerable refused for each share of unanswerable refused):")
     front: dict[float, tuple[float, float, dict[str, float]]] = {}
     for c, k, r in scored:
         key = round(r["right"], 3)
@@ -234,20 +275,14 @@ def gate_table(rows: list[dict[str, Any]], max_wrong: float, penalty: float) -> 
             best_wrong = r["wrong"]
             print(f"  C={c:.2f} K={k:.2f}: unanswerable refused {pct(r['right'], 1).strip():>6},"
                   f" answerable refused {pct(r['wrong'], 1).strip():>6}  ("
-                  + ", ".join(f"{x} {pct(r[x], 1).strip()}" for x in CATEGORIES) + ")")
-    current = rates(rows, answering.MIN_COVERAGE, answering.MIN_COSINE_ALONE)
-    print(f"\nin the code now: MIN_COVERAGE={answering.MIN_COVERAGE}, MIN_COSINE_ALONE="
-          f"{answering.MIN_COSINE_ALONE}: " + ", ".join(f"{x} {pct(current[x], 1).strip()}" for x in CATEGORIES)
-          + f"; answerable wrongly refused {pct(current['wrong'], 1).strip()}, unanswerable refused"
-          f" {pct(current['right'], 1).strip()}")
+                  + ", ".join(f"{x} {pct(r[x], 1).strip()}" for x in categories) + ")")
     eligible = [s for s in scored if s[2]["wrong"] <= max_wrong]
-    if eligible:
-        # A wrongly refused answerable question costs ``penalty`` answered unanswerable ones
-        # (those still meet the model's own refusal and the per-sentence checks); ties go
-        # to the lower thresholds.
-        c, k, r = max(eligible, key=lambda s: (s[2]["right"] - penalty * s[2]["wrong"], -s[0], -s[1]))
-        print(f"chosen (at most {max_wrong:.0%} answerable refused, penalty {penalty:g}): C={c:.2f}"
-              f" K={k:.2f} -> unanswerable refused {r['right']:.0%}, answerable refused {r['wrong']:.0%}")
+    if not eligible:
+        return None
+    c, k, r = max(eligible, key=lambda s: (s[2]["right"] - penalty * s[2]["wrong"], -s[0], -s[1]))
+    print(f"chosen (at most {max_wrong:.0%} answerable refused, penalty {penalty:g}): C={c:.2f}"
+          f" K={k:.2f} -> unanswerable refused {r['right']:.0%}, answerable refused {r['wrong']:.0%}")
+    return c, k
 
 
 # --------------------------------------------------------------------------- answers

@@ -77,8 +77,6 @@ class _Tally:
     bytes_total: int = 0
     bytes_done: int = 0
     documents: int = 0
-    pages: int = 0
-    chunks: int = 0
     unchanged: int = 0
     failed: list[FileIndexed] = field(default_factory=list)
 
@@ -105,7 +103,7 @@ class _Prepared:
 
 
 @dataclass(frozen=True)
-class _FeedFailed:
+class _FeedFailed:  # what the feeder thread hands over instead of a document when it crashed
     error: BaseException
 
 
@@ -127,14 +125,8 @@ class StageSeconds:
 
 
 class Indexer:
-    def __init__(
-        self,
-        store: Store,
-        embedder: object | None,
-        *,
-        parse_timeout_s: float = 60.0,
-        workers: int | None = None,
-    ) -> None:
+    def __init__(self, store: Store, embedder: object | None, *, parse_timeout_s: float = 60.0,
+                 workers: int | None = None) -> None:
         self.store = store
         self.embedder = embedder
         self.parse_timeout_s = parse_timeout_s
@@ -159,7 +151,7 @@ class Indexer:
         tally = _Tally()
         paths = scan_folder(folder)
         tally.files_total = len(paths)
-        to_parse: list[Path] = []
+        to_parse: list[tuple[int, str]] = []  # (size, path)
         for path in paths:
             if should_cancel():
                 return self._summary(tally, [], cancelled=True)
@@ -171,7 +163,7 @@ class Indexer:
                 continue
             tally.bytes_total += size
             if outcome is None:
-                to_parse.append(path)
+                to_parse.append((size, str(path)))
                 continue
             tally.files_done += 1
             tally.bytes_done += size
@@ -179,7 +171,9 @@ class Indexer:
             emit(outcome)
             emit(tally.progress(str(path)))
 
-        with closing(self._prepared([str(p) for p in to_parse], passwords, should_cancel)) as items:
+        # Smallest first: the embedder starts sooner, and big files are parsed meanwhile.
+        queue_order = [path for _, path in sorted(to_parse)]
+        with closing(self._prepared(queue_order, passwords, should_cancel)) as items:
             for item in items:
                 event = self._store_document(item, tally, emit, should_cancel)
                 if event is None:  # cancelled while embedding: the file was not written
@@ -239,13 +233,8 @@ class Indexer:
                     pass
             feeder.join()
 
-    def _feed(
-        self,
-        paths: list[str],
-        passwords: dict[str, str],
-        halted: Callable[[], bool],
-        ready: queue.Queue[Any],
-    ) -> None:
+    def _feed(self, paths: list[str], passwords: dict[str, str], halted: Callable[[], bool],
+              ready: queue.Queue[Any]) -> None:
         """Feeder thread: parse (in worker processes), chunk, count terms, hand over."""
 
         def password_list(p: str) -> list[str]:
@@ -267,7 +256,6 @@ class Indexer:
                 if not _put(ready, item, halted):
                     return
         except BaseException as exc:  # handed to the indexing thread, raised there
-            logger.exception("preparing documents failed")
             last = _FeedFailed(exc)
         finally:
             docs.close()  # stops the parse workers now, not when garbage-collected
@@ -311,13 +299,8 @@ class Indexer:
             done(len(picked))
         return out
 
-    def _store_document(
-        self,
-        item: _Prepared,
-        tally: _Tally,
-        emit: Callable[[IndexEvent], None],
-        should_cancel: Callable[[], bool],
-    ) -> FileIndexed | None:
+    def _store_document(self, item: _Prepared, tally: _Tally, emit: Callable[[IndexEvent], None],
+                        should_cancel: Callable[[], bool]) -> FileIndexed | None:
         doc, chunks = item.doc, item.chunks
         if not doc.status.searchable:
             self.store.set_file(doc.path, doc.doc_id or None, doc.size, doc.mtime, str(doc.status), doc.error)
@@ -343,9 +326,7 @@ class Indexer:
         self.store.write_document(doc, chunks, item.terms, vectors, self.model_id, version)
         self.stages.writing += time.perf_counter() - began
         tally.documents += 1
-        tally.pages += doc.page_count
         tally.pages_done += doc.page_count
-        tally.chunks += len(chunks)
         return FileIndexed(
             path=doc.path, status=doc.status, pages=doc.page_count, chunks=len(chunks),
             error=doc.error, bad_pages=tuple(doc.bad_pages),

@@ -111,12 +111,14 @@ def needs_compaction(unsorted: int, total: int) -> bool:
 
 
 def compact(cur: Any) -> None:
-    """Re-sort the whole table by term_id (one transaction)."""
+    """Re-sort the whole table by term_id, in one transaction of plain deletes and
+    inserts, so that a search running meanwhile keeps reading its snapshot."""
     cur.execute("BEGIN TRANSACTION")
     try:
-        cur.execute("CREATE TABLE postings_sorted AS SELECT * FROM postings ORDER BY term_id, ckey")
-        cur.execute("DROP TABLE postings")
-        cur.execute("ALTER TABLE postings_sorted RENAME TO postings")
+        cur.execute("CREATE TEMP TABLE postings_sorted AS SELECT * FROM postings ORDER BY term_id, ckey")
+        cur.execute("DELETE FROM postings")
+        cur.execute("INSERT INTO postings SELECT * FROM postings_sorted")
+        cur.execute("DROP TABLE postings_sorted")
         cur.execute("UPDATE bm25_state SET unsorted = 0")
         cur.execute("COMMIT")
     except Exception:

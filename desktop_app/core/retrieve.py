@@ -2,22 +2,23 @@
 stage that fuses them per query language. Qt-free.
 
 1. Candidates: the top :data:`CANDIDATES` chunks by BM25 (SQL over the postings table,
-   see postings.py) and, if the language's dense weight is not 0, by cosine (one
-   matrix-vector product over every chunk vector).
-2. Every candidate gets the same features: its BM25 score (computed in the same SQL
-   statement for the dense-only candidates too) over the best candidate's, its cosine
-   rescaled between the weakest and the best dense candidate, the idf-weighted share of
-   the question's terms it holds (coverage), and that share in its document's title or
-   file name.
-3. A weighted sum of those ranks them, with weights per language (:data:`LATIN`,
-   :data:`CJK`): all-MiniLM-L6-v2 only knows English, so a Chinese question ignores it
-   (blind fusion dragged Chinese recall@5 from 0.94 to 0.50, DESIGN.md), and an English one
-   weighs both.
+   see postings.py) and, when the dense weight is not 0, by cosine (one matrix-vector
+   product over every chunk vector, one BLAS thread: __main__ pins it).
+2. Each candidate gets the same features: its BM25 score (the same SQL statement scores
+   the dense-only candidates too) over the best candidate's; its cosine rescaled between
+   the weakest and the best dense candidate; coverage, the idf-weighted share of the
+   question's terms the chunk or its heading holds; and that share in its document's
+   title or file name (a question naming "Best Buy" or "3M" prefers that report).
+3. A weighted sum ranks them, with weights per language (:data:`LATIN`, :data:`CJK`).
+   all-MiniLM-L6-v2 only knows English: a Chinese question does not use it (blind
+   fusion dragged Chinese recall@5 from 0.94 to 0.50, DESIGN.md), and a Latin-script
+   question weighs it by how well the embedder's vocabulary covers its words (German
+   words fall apart into WordPiece fragments: weight 0).
 4. One passage per page: a page's best chunk stands for it, so ``k`` passages are ``k``
-   different pages (chunks of one page overlap and say the same).
+   different pages (chunks of one page overlap and repeat each other).
 
-Weights were chosen with bench/retrieval.py (FinanceBench, MMLongBench-Doc, our corpus
-questions in Chinese, English and German).
+Weights were chosen with bench/retrieval.py (FinanceBench, MMLongBench-Doc and our
+hand-written corpus questions in Chinese, English and German).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -51,7 +53,7 @@ class FusionWeights:
     title: float
 
 
-LATIN = FusionWeights(bm25=0.5, dense=1.0, coverage=1.0, title=0.25)
+LATIN = FusionWeights(bm25=1.0, dense=1.0, coverage=0.5, title=0.25)
 CJK = FusionWeights(bm25=1.0, dense=0.0, coverage=0.5, title=0.25)
 # How much of the embedder's vocabulary a Latin-script question uses: WordPiece tokens per
 # word. English questions of the QA sets: median 1.08, max 1.5; German: 2.0 to 2.6. The
@@ -65,27 +67,35 @@ SELECT p.term_id, count(*) FROM postings p
 SEMI JOIN (SELECT unnest(?::BIGINT[]) AS term_id) q ON q.term_id = p.term_id
 GROUP BY p.term_id
 """
-# BM25 of every chunk holding a query term; returns the best ``k`` and, whatever their
-# rank, the ``extra`` chunks (the dense candidates), each with the query terms it holds.
+# BM25 of every chunk holding a scored query term; returns the best ``k`` and, whatever
+# their rank, the ``extra`` chunks (the dense candidates), each with a bit mask of the
+# query terms it holds (bit i = term i of $ids).
 _SCORE_SQL = f"""
-WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w),
+WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
+                  unnest($bit::BIGINT[]) AS bit),
 scored AS MATERIALIZED (
-    SELECT p.ckey, list(p.term_id) AS matched,
+    SELECT p.ckey, bit_or(q.bit) AS held,
            sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score
     FROM postings p JOIN q ON q.term_id = p.term_id
     GROUP BY p.ckey
 )
-(SELECT ckey, score, matched, 0 AS part FROM scored ORDER BY score DESC, ckey LIMIT $k)
+(SELECT ckey, score, held, 0 AS part FROM scored ORDER BY score DESC, ckey LIMIT $k)
 UNION ALL
-(SELECT ckey, score, matched, 1 AS part FROM scored WHERE ckey IN (SELECT unnest($extra::BIGINT[])))
+(SELECT ckey, score, held, 1 AS part FROM scored WHERE ckey IN (SELECT unnest($extra::BIGINT[])))
 """
+# A question's rarest terms are scored, at most one per bit of a BIGINT mask. (Skipping
+# common terms, those in over 5% of chunks, cut recall@5 on FinanceBench from 0.64 to
+# 0.52 and saved little time.)
+MAX_SCORED_TERMS = 62
 
 
 @dataclass(frozen=True)
 class Retrieval:
     passages: list[Passage]
-    coverage: float  # idf-weighted share of the query's terms found in the best passage
-    best_cosine: float  # cosine of the best dense hit (0 without an embedder)
+    # Idf-weighted share of the question's words and CJK bigrams found in the best passage;
+    # a term the library never mentions counts at the highest idf. In [0, 1].
+    coverage: float
+    best_cosine: float  # of the best dense hit; 0 without an embedder or for a CJK question
     cjk: bool
 
 
@@ -93,8 +103,9 @@ class Retrieval:
 class _Lexical:
     ranked: list[tuple[int, float]]  # the best chunks by BM25, best first
     scores: dict[int, float]  # BM25 of the ranked chunks and of the extra ones
-    matched: dict[int, frozenset[int]]  # term ids each of those chunks holds
+    matched: dict[int, frozenset[int]]  # term ids (of the scored ones) each of those chunks holds
     idf: dict[str, float]  # of every query term (the highest for a term no chunk holds)
+    present: frozenset[str]  # the query terms some chunk holds
 
 
 class VectorIndex:
@@ -177,25 +188,29 @@ class Retriever:
     def _lexical(self, weights: dict[str, float], k: int, extra: Sequence[int] = ()) -> _Lexical:
         n, avgdl = self._stats()
         if not weights or n == 0:
-            return _Lexical([], {}, {}, {t: 1.0 for t in weights})
+            return _Lexical([], {}, {}, {t: 1.0 for t in weights}, frozenset())
         ids = {termlib.term_id(t): t for t in weights}
         df = {ids[int(i)]: int(d) for i, d in self.store.query(_DF_SQL, [list(ids)])}
         # A term no chunk holds gets the highest idf: the question asks for something the
         # library does not say, which coverage must show.
         idf = {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in weights}
-        present = [t for t in weights if t in df]
+        present = sorted((t for t in weights if t in df), key=lambda t: (df[t], t))
         if not present:
-            return _Lexical([], {}, {}, idf)
+            return _Lexical([], {}, {}, idf, frozenset())
+        scored = present[:MAX_SCORED_TERMS]
+        ids = [termlib.term_id(t) for t in scored]
         rows = self.store.cursor().execute(_SCORE_SQL, {
-            "ids": [termlib.term_id(t) for t in present],
-            "w": [idf[t] * weights[t] for t in present],
+            "ids": ids, "w": [idf[t] * weights[t] for t in scored], "bit": [1 << i for i in range(len(ids))],
             "avgdl": avgdl, "k": k, "extra": [int(e) for e in extra],
         }).fetchall()
         scores = {int(key): float(score) for key, score, _, _ in rows}
-        matched = {int(key): frozenset(int(t) for t in terms) for key, _, terms, _ in rows}
+        matched = {
+            int(key): frozenset(ids[i] for i in range(len(ids)) if int(held) >> i & 1)
+            for key, _, held, _ in rows
+        }
         ranked = sorted(((int(key), float(score)) for key, score, _, part in rows if part == 0),
                         key=lambda pair: (-pair[1], pair[0]))
-        return _Lexical(ranked, scores, matched, idf)
+        return _Lexical(ranked, scores, matched, idf, frozenset(present))
 
     def bm25(self, query: str, k: int = CANDIDATES) -> tuple[list[tuple[int, float]], dict[str, float]]:
         """Top ``k`` (ckey, score) and the idf of each query term."""
@@ -260,38 +275,42 @@ class Retriever:
         semantic: Sequence[tuple[int, float]],
         weights: dict[str, float],
         fusion: FusionWeights,
-        places: dict[int, tuple[str, int]],
+        places: dict[int, tuple[str, int, str]],
     ) -> dict[int, float]:
         best_bm25 = max((lexical.scores.get(key, 0.0) for key in candidates), default=0.0) or 1.0
         top_cos = semantic[0][1] if semantic else 0.0
         floor = semantic[-1][1] if semantic else 0.0
         span = max(1e-6, top_cos - floor)
-        by_id = {termlib.term_id(t): lexical.idf[t] * w for t, w in weights.items()}
+        # Coverage among candidates counts the terms the library holds (a misspelt word
+        # would only scale every candidate down alike).
+        by_id = {termlib.term_id(t): lexical.idf[t] * w for t, w in weights.items() if t in lexical.present}
         total = sum(by_id.values()) or 1.0
+        # The title share counts every term: a company named only in a file name still counts.
+        everything = sum(lexical.idf[t] * w for t, w in weights.items()) or 1.0
         title_share: dict[str, float] = {}
-        for doc_id in {doc for doc, _ in places.values()} if fusion.title > 0 else ():
+        for doc_id in {place[0] for place in places.values()} if fusion.title > 0 else ():
             title = self._titles.get(doc_id, frozenset())
-            title_share[doc_id] = sum(
-                lexical.idf[t] * w for t, w in weights.items() if t in title
-            ) / total
+            title_share[doc_id] = sum(lexical.idf[t] * w for t, w in weights.items() if t in title) / everything
         scores = {}
         for key in candidates:
-            held = lexical.matched.get(key, frozenset())
+            doc_id, _, section = places.get(key, ("", 0, ""))
+            # A chunk's heading counts as part of it ("Appendix E", "4.2 Opening Handshake").
+            held = lexical.matched.get(key, frozenset()) | _section_terms(section)
             scores[key] = (
                 fusion.bm25 * lexical.scores.get(key, 0.0) / best_bm25
                 + fusion.dense * max(0.0, cos.get(key, floor) - floor) / span
                 + fusion.coverage * sum(v for t, v in by_id.items() if t in held) / total
-                + fusion.title * title_share.get(places.get(key, ("", 0))[0], 0.0)
+                + fusion.title * title_share.get(doc_id, 0.0)
             )
         return scores
 
-    def _places(self, keys: Sequence[int]) -> dict[int, tuple[str, int]]:
-        """(doc_id, page) of each chunk."""
+    def _places(self, keys: Sequence[int]) -> dict[int, tuple[str, int, str]]:
+        """(doc_id, page, section) of each chunk."""
         rows = self.store.query(
-            "SELECT ckey, doc_id, page FROM chunks WHERE ckey IN (SELECT unnest(?::BIGINT[]))",
+            "SELECT ckey, doc_id, page, section FROM chunks WHERE ckey IN (SELECT unnest(?::BIGINT[]))",
             [list(keys)],
         )
-        return {int(key): (str(doc), int(page)) for key, doc, page in rows}
+        return {int(key): (str(doc), int(page), str(section)) for key, doc, page, section in rows}
 
     @staticmethod
     def _coverage(chosen: Sequence[int], lexical: _Lexical, weights: dict[str, float]) -> float:
@@ -308,15 +327,20 @@ class Retriever:
         )
 
 
-def _one_per_page(order: Sequence[int], places: dict[int, tuple[str, int]], k: int) -> list[int]:
+@lru_cache(maxsize=4096)
+def _section_terms(section: str) -> frozenset[int]:
+    return frozenset(termlib.term_id(t) for t in termlib.term_counts(section))
+
+
+def _one_per_page(order: Sequence[int], places: dict[int, tuple[str, int, str]], k: int) -> list[int]:
     """The first ``k`` chunks of ``order`` on pages not taken yet."""
     chosen: list[int] = []
     seen: set[tuple[str, int]] = set()
     for key in order:
         place = places.get(key)
-        if place is None or place in seen:
+        if place is None or place[:2] in seen:
             continue
-        seen.add(place)
+        seen.add(place[:2])
         chosen.append(key)
         if len(chosen) == k:
             break

@@ -56,14 +56,22 @@ class Store:
                 "Close the other Folio window or command, or use --db to pick another library.",
             ) from exc
         migrate(self._con)
-        # Postings made by another tokenizer version are rebuilt from the chunk text.
-        postings.ensure_current(self._con, lambda: [
-            (int(k), str(t)) for k, t in self._con.execute("SELECT ckey, text FROM chunks").fetchall()
-        ])
+        # Postings made by another tokenizer version are rebuilt from the chunk text. (On a
+        # cursor of its own, closed after: a connection left inside a transaction that
+        # wrote would keep DuckDB from ever checkpointing, and the WAL would grow.)
+        setup = self._con.cursor()
+        try:
+            postings.ensure_current(setup, lambda: [
+                (int(k), str(t)) for k, t in setup.execute("SELECT ckey, text FROM chunks").fetchall()
+            ])
+        finally:
+            setup.close()
         self._local = threading.local()
         self._write_lock = threading.Lock()
-        row = self._con.execute("SELECT coalesce(max(ckey), 0) FROM chunks").fetchone()
-        self._next_ckey = int(row[0]) + 1 if row else 1
+        # fetchall, not fetchone: a result left half-read keeps its transaction open, and
+        # DuckDB then never checkpoints after an UPDATE or DELETE (the WAL grows for ever).
+        rows = self._con.execute("SELECT coalesce(max(ckey), 0) FROM chunks").fetchall()
+        self._next_ckey = int(rows[0][0]) + 1 if rows else 1
         self.generation = 0  # bumped on every write that changes searchable content
 
     # ------------------------------------------------------------------ plumbing

@@ -44,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
 def make_knowledge_base(db_path: Path | None, model: str | None) -> KnowledgeBaseAPI:
     """The real facade (imported here: its libraries are heavy)."""
     from desktop_app.core import settings as settings_store
-    from desktop_app.services.knowledge_base import KnowledgeBase
+    from desktop_app.services.knowledge_base import KnowledgeBase, preload
+
+    preload()  # here, before the window shows: native imports on a worker thread stall the GUI
 
     settings = settings_store.load()
     if model:

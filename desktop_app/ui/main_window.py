@@ -47,6 +47,7 @@ from desktop_app.ui.pdf_view import PageViewer
 from desktop_app.ui.progress import IndexProgressWidget, summary_text
 from desktop_app.ui.settings_dialog import SettingsDialog
 from desktop_app.ui.theme import icon
+from desktop_app.ui.watcher import FolderWatcher
 from desktop_app.ui.window_parts import install_menus, make_action, make_library_view
 
 logger = logging.getLogger(__name__)
@@ -109,6 +110,8 @@ class MainWindow(QMainWindow):
         self.conversation.source_clicked.connect(self._on_citation_clicked)
         self.conversation.suggestion_clicked.connect(self._on_suggestion_clicked)
         self.progress.cancel_requested.connect(self.stop)
+        self.watcher = FolderWatcher(self.reindex, lambda: self.index_task is not None and not self.index_task.done(), self)
+        self.closed.connect(self.watcher.stop)
         self._restore_layout()
         self._update_actions()
 
@@ -214,6 +217,7 @@ class MainWindow(QMainWindow):
         if folder != self.folder:
             self.library.clear()
         self.folder = folder
+        self.watcher.watch(folder)
         self.setWindowTitle(f"{Path(folder).name} — Folio")
         self.index_task = asyncio.ensure_future(self._index(folder, passwords, previous))
         self.index_task.add_done_callback(lambda _task: self._update_actions())

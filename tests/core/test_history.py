@@ -32,7 +32,7 @@ LEASE = [
     ["Section 5 Rent", "Rent is due on the first day of each month.", "A late fee of 50 dollars applies after 5 days."],
 ]
 ANSWER = "Damage must be reported to the landlord within 30 days [1]. Pets are welcome [9]."
-QUESTION = "How long does the tenant have to report damage?"
+QUESTION = "How many days does the tenant have to report damage to the landlord?"
 
 
 class Library:

@@ -1,0 +1,50 @@
+"""The "no basis" gate: which retrieval results are too weak to answer from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from desktop_app.core.answering import (
+    MIN_COSINE_ALONE,
+    MIN_COVERAGE,
+    MIN_COVERAGE_LEXICAL,
+    evidence_is_weak,
+)
+
+
+@dataclass(frozen=True)
+class Found:
+    coverage: float
+    best_cosine: float
+    cjk: bool = False
+    passages: list[object] = field(default_factory=lambda: [object()])
+
+
+def test_nothing_found_has_no_basis() -> None:
+    assert evidence_is_weak(Found(1.0, 1.0, passages=[])) is not None
+
+
+def test_an_english_question_needs_word_coverage_or_a_close_meaning() -> None:
+    # "What is the capital city of Mongolia?" over financial filings: "capital" and "city"
+    # are there, the meaning is not (calibration: coverage 0.46, cosine 0.32).
+    reason = evidence_is_weak(Found(0.46, 0.32))
+    assert reason is not None and "46%" in reason and "0.32" in reason
+    # A paraphrase with few shared words but a close meaning is answered.
+    assert evidence_is_weak(Found(0.20, MIN_COSINE_ALONE + 0.05)) is None
+    # Most of the question's terms in one passage is enough on its own.
+    assert evidence_is_weak(Found(MIN_COVERAGE + 0.05, 0.10)) is None
+
+
+def test_a_chinese_question_is_judged_by_coverage_alone() -> None:
+    # The English embedder's cosine on Chinese is noise: a high one does not rescue it.
+    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.90, cjk=True)) is not None
+    # Coverage that would be too low for English is enough for Chinese bigrams.
+    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.0, cjk=True)) is None
+    assert MIN_COVERAGE_LEXICAL < MIN_COVERAGE
+
+
+def test_a_question_the_embedder_did_not_read_is_judged_by_coverage_alone() -> None:
+    # A German question: retrieval leaves the English embedder out (best cosine 0), so a
+    # coverage that would be too low next to a close meaning still answers.
+    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.0)) is None
+    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.0)) is not None

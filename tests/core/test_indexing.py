@@ -1,0 +1,182 @@
+"""The index pipeline with the fake embedder: parsing runs ahead of embedding, cancel
+stops within one embedder call and keeps whole files only, a resumed run redoes
+nothing, every chunk gets its own vector, and a bug surfaces instead of hanging."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from desktop_app.core import chunking, indexing
+from desktop_app.core.extract import extract_document
+from desktop_app.core.indexing import Indexer
+from desktop_app.core.store import Store
+from desktop_app.core.types import ExtractedDocument, FileIndexed, IndexSummary
+from tests.fakes import FakeEmbedder
+from tests.pdfgen import write_pdf
+
+WORDS = "pump valve seal bearing tenant landlord deposit invoice ledger audit clause permit".split()
+
+
+def make_folder(root: Path, files: int = 4, pages: int = 3) -> Path:
+    folder = root / "docs"
+    folder.mkdir()
+    for number in range(files):
+        content = [
+            [f"Section {page + 1}"] + [
+                " ".join(WORDS[(number + page + line + k) % len(WORDS)] for k in range(9)) + f" {line}."
+                for line in range(30)
+            ]
+            for page in range(pages)
+        ]
+        write_pdf(folder / f"doc{number}.pdf", content, title=f"Doc {number}")
+    return folder
+
+
+class SlowEmbedder(FakeEmbedder):
+    """The fake embedder, taking ``delay`` seconds per call; ``on_call`` runs first."""
+
+    def __init__(self, delay: float = 0.0, on_call: Callable[[int], None] | None = None) -> None:
+        super().__init__()
+        self.delay = delay
+        self.on_call = on_call
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.on_call is not None:
+            self.on_call(self.calls)
+        time.sleep(self.delay)
+        return super().embed(texts)
+
+
+def library(store: Store) -> dict[str, Any]:
+    vectors = {
+        chunk_id: np.asarray(vec, dtype=np.float32)
+        for chunk_id, vec in store.query(
+            "SELECT c.chunk_id, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey"
+        )
+    }
+    docs = store.query("SELECT doc_id, chunks FROM documents WHERE NOT superseded ORDER BY doc_id")
+    per_doc = dict(store.query("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id"))
+    return {"chunk_ids": store.chunk_ids(), "vectors": vectors, "docs": docs, "per_doc": per_doc}
+
+
+def test_every_chunk_is_stored_with_its_own_vector(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path, files=2)
+    store = Store(tmp_path / "lib.duckdb")
+    summary = Indexer(store, FakeEmbedder(), workers=1).run(folder, lambda _e: None)
+    assert summary.documents == 2 and summary.chunks > 10
+    texts = dict(store.query("SELECT chunk_id, text FROM chunks"))
+    lib = library(store)
+    assert sorted(lib["vectors"]) == lib["chunk_ids"]
+    expected = FakeEmbedder().embed([texts[c] for c in lib["chunk_ids"]])
+    stored = np.vstack([lib["vectors"][c] for c in lib["chunk_ids"]])
+    assert np.allclose(stored, expected, atol=1e-6)  # embedded out of order, stored in place
+
+
+def test_parsing_runs_ahead_while_the_embedder_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = make_folder(tmp_path, files=5, pages=1)
+    parsed = {str(p): extract_document(str(p)) for p in sorted(folder.glob("*.pdf"))}
+    handed = threading.Semaphore(0)
+
+    def parse_many(paths: Sequence[str], **_kw: Any) -> Iterator[ExtractedDocument]:
+        for path in paths:
+            yield parsed[path]
+            handed.release()
+
+    monkeypatch.setattr(indexing.parse_pool, "parse_many", parse_many)
+    ahead: list[bool] = []
+
+    def first_call_waits_for_the_parser(call: int) -> None:
+        if call == 0:  # three more documents are handed over while this one embeds
+            ahead.append(all(handed.acquire(timeout=5) for _ in range(3)))
+
+    store = Store(tmp_path / "lib.duckdb")
+    indexer = Indexer(store, SlowEmbedder(on_call=first_call_waits_for_the_parser), workers=1)
+    summary = indexer.run(folder, lambda _e: None)
+    assert ahead == [True]
+    assert summary.documents == 5
+    assert indexer.stages.embedded_chunks == summary.chunks
+
+
+def test_cancel_while_embedding_stops_promptly_keeps_whole_files_and_resumes(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path, files=4, pages=10)  # ~20 chunks: several embedder calls a file
+    clean_store = Store(tmp_path / "clean.duckdb")
+    Indexer(clean_store, FakeEmbedder(), workers=1).run(folder, lambda _e: None)
+    clean = library(clean_store)
+
+    cancel = threading.Event()
+    events: list[Any] = []
+    cancelled_at: list[float] = []
+
+    def on_call(_call: int) -> None:
+        if sum(isinstance(e, FileIndexed) for e in events) >= 2 and not cancel.is_set():
+            cancel.set()  # mid-file: the third document is being embedded
+            cancelled_at.append(time.monotonic())
+
+    store = Store(tmp_path / "lib.duckdb")
+    embedder = SlowEmbedder(delay=0.05, on_call=on_call)
+    summary = Indexer(store, embedder, workers=1).run(folder, events.append, cancel.is_set)
+    stopped_in = time.monotonic() - cancelled_at[0]
+    assert summary.cancelled
+    assert stopped_in < 1.0, f"took {stopped_in:.2f} s to stop"
+    partial = library(store)
+    assert len(partial["docs"]) == 2  # the file being embedded was not written
+    assert all(partial["per_doc"][doc] == n for doc, n in partial["docs"])
+    assert sorted(partial["vectors"]) == partial["chunk_ids"]
+
+    resumed: list[Any] = []
+    again = FakeEmbedder()
+    summary = Indexer(store, again, workers=1).run(folder, resumed.append)
+    assert not summary.cancelled and summary.unchanged == 2
+    done_before = {e.path for e in events if isinstance(e, FileIndexed)}
+    assert {e.path for e in resumed if isinstance(e, FileIndexed) and e.unchanged} == done_before
+    assert again.embedded == len(clean["chunk_ids"]) - len(partial["chunk_ids"])  # nothing twice
+    final = library(store)
+    assert final["chunk_ids"] == clean["chunk_ids"] and final["docs"] == clean["docs"]
+
+
+def test_a_bug_while_preparing_documents_surfaces_and_stops_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_folder(tmp_path, files=3, pages=1)
+
+    def broken(*_a: Any, **_kw: Any) -> list[Any]:
+        raise RuntimeError("chunker bug")
+
+    monkeypatch.setattr(chunking, "chunk_document", broken)
+    store = Store(tmp_path / "lib.duckdb")
+    with pytest.raises(RuntimeError, match="chunker bug"):
+        Indexer(store, FakeEmbedder(), workers=2).run(folder, lambda _e: None)
+    assert not [p for p in multiprocessing.active_children() if p.name == "folio-parse"]
+    assert store.counts()["documents"] == 0
+
+
+def test_a_file_deleted_during_the_run_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = make_folder(tmp_path, files=2, pages=1)
+    real_scan = indexing.scan_folder
+    monkeypatch.setattr(indexing, "scan_folder", lambda f: [*real_scan(f), f / "gone.pdf"])
+    summary = Indexer(Store(tmp_path / "lib.duckdb"), FakeEmbedder(), workers=1).run(folder, lambda _e: None)
+    assert isinstance(summary, IndexSummary) and summary.documents == 2 and not summary.failed
+
+
+def test_reindex_keeps_what_it_embedded_when_cancelled_and_finishes_later(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path, files=3, pages=10)
+    store = Store(tmp_path / "lib.duckdb")
+    embedder = FakeEmbedder()
+    Indexer(store, embedder, workers=1).run(folder, lambda _e: None)
+    total = store.counts()["chunks"]
+    assert total > indexing.EMBED_BATCH
+    store.drop_vectors()
+    cancel = threading.Event()
+    slow = SlowEmbedder(on_call=lambda call: cancel.set() if call >= 2 else None)
+    written = Indexer(store, slow).reindex(lambda _e: None, cancel.is_set)
+    assert 0 < written < total and store.counts()["vectors"] == written
+    rest = Indexer(store, FakeEmbedder()).reindex(lambda _e: None)
+    assert rest == total - written and store.counts()["vectors"] == total
