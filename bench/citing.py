@@ -14,7 +14,8 @@ the gold answer's key figure or words), refusals, and median time to first token
 tokens/s.
 
     .venv/bin/python bench/citing.py [--model default|small|PATH] [--limit 12 | --all]
-        [--unanswerable 3] [--sources 3] [--chars 1000] [--grammar] [--prompts-dir DIR]
+        [--unanswerable 3] [--sources 3] [--chars 600] [--passage-tokens 200] [--grammar]
+        [--prompts-dir DIR] [--zh] [--json-out FILE] [--rescore FILE]
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
         packed = prompts.build_prompt(
             case.question, [(lab, source_map.marker(lab), p) for lab, p in source_map.items()],
             count_tokens=gen.count_tokens, context_tokens=gen.context_tokens, answer_tokens=args.max_tokens,
-            prompts_dir=args.prompts_dir, passage_chars=args.chars,
+            prompts_dir=args.prompts_dir, passage_chars=args.chars, passage_tokens=args.passage_tokens or None,
         )
         grammar = None
         if args.grammar:
@@ -328,6 +329,8 @@ def main() -> None:
     parser.add_argument("--zh", action="store_true", help="the Chinese cases instead of FinanceBench")
     parser.add_argument("--sources", type=int, default=3, help="sources per answer")
     parser.add_argument("--chars", type=int, default=prompts.MAX_PASSAGE_CHARS, help="characters per source")
+    parser.add_argument("--passage-tokens", type=int, default=prompts.MAX_PASSAGE_TOKENS,
+                        help="tokens per source (0: no cap)")
     parser.add_argument("--grammar", action="store_true", help="constrain with citation_grammar(every_sentence)")
     parser.add_argument("--prompts-dir", type=Path, default=None, help="a folder of prompt templates")
     parser.add_argument("--max-tokens", type=int, default=200)

@@ -77,7 +77,7 @@ UNANSWERABLE = ("mm-none", "off")
 CATEGORIES = ANSWERABLE + UNANSWERABLE
 DEFAULT_CATEGORIES = "fb,mm-text,mm-none,off"
 COVERAGE_GRID = [round(0.10 + 0.02 * i, 2) for i in range(31)]  # 0.10 .. 0.70
-COSINE_GRID = [0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 1.01]  # 1.01: never alone
+COSINE_GRID = [0.25, 0.30, 0.35, 0.38, 0.40, 0.45, 0.50, 0.55, 0.60, 1.01]  # 1.01: never alone
 SHOWN_COSINES = (0.30, 0.40, 0.55, 1.01)
 
 
@@ -354,8 +354,7 @@ def answer_table(runs: list[dict[str, Any]]) -> None:
         total_verdicts = sum(verdicts.values())
         called = [r["seconds"] for r in res if not r["gated"]]
         out = {
-            "questions (fb / mm-text / mm-none / off)": " / ".join(
-                str(sum(r["category"] == c for r in res)) for c in CATEGORIES),
+            f"questions ({'/'.join(present)})": "/".join(str(sum(r["category"] == c for r in res)) for c in present),
             "cited sources on an evidence page": f"{pct(sum(c['on_evidence'] for c in cited), len(cited))} of {len(cited)}",
             "  answers citing an evidence page": pct(sum(any(c["on_evidence"] for c in r["cited"]) for r in answerable), len(answerable)),
             "  evidence page among the sources": pct(sum(r["hit"] for r in answerable), len(answerable)),
@@ -364,6 +363,8 @@ def answer_table(runs: list[dict[str, Any]]) -> None:
             "  mm-none / off": " / ".join(pct(sum(r["no_basis"] for r in unanswerable if r["category"] == c),
                                               sum(r["category"] == c for r in unanswerable)).strip() for c in UNANSWERABLE),
             "answerable wrongly refused": pct(sum(r["no_basis"] for r in answerable), len(answerable)),
+            "  by the gate / by the model": " / ".join(pct(sum(r["no_basis"] and r["gated"] == g for r in answerable),
+                                                           len(answerable)).strip() for g in (True, False)),
             "hallucinated-label rate": f"{pct(sum(len(r['hallucinated']) for r in res), markers)} of {markers}",
             "answers without any citation (answered)": pct(
                 sum(not r["cited"] and not r["no_basis"] for r in res), sum(not r["no_basis"] for r in res)),
@@ -373,12 +374,14 @@ def answer_table(runs: list[dict[str, Any]]) -> None:
         out["median s per answer (model called)"] = f"{statistics.median(called):.1f}" if called else "–"
         return out
 
+    present = [c for c in CATEGORIES if any(r["category"] == c for run in runs for r in run["results"])]
     columns = [column(run) for run in runs]
     width = max(len(k) for k in columns[0])
     names = [f"{run['model']}{' +judge' if run.get('judge') else ''}" for run in runs]
-    print("\n" + " " * width + " | " + " | ".join(f"{n:>18}" for n in names))
+    cell = max(18, *(len(v) for c in columns for v in c.values()))
+    print("\n" + " " * width + " | " + " | ".join(f"{n:>{cell}}" for n in names))
     for key in columns[0]:
-        print(f"{key:<{width}} | " + " | ".join(f"{c[key]:>18}" for c in columns))
+        print(f"{key:<{width}} | " + " | ".join(f"{c[key]:>{cell}}" for c in columns))
 
 
 def report(args: argparse.Namespace) -> None:

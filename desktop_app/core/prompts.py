@@ -41,7 +41,10 @@ NO_BASIS_MESSAGE = {
     "en": "The documents hold no basis for answering this question. Please verify manually.",
     "zh": "文档中没有回答这个问题的依据,请人工核实。",
 }
-MAX_PASSAGE_CHARS = 1000  # per source shown to the model (bench/citing.py: caps and speed)
+MAX_PASSAGE_CHARS = 600  # per source shown to the model (bench/citing.py: caps and speed)
+# ... and at most this many tokens: a Chinese or table-heavy passage costs 2-3x the tokens
+# of English prose per character, and each prompt token costs ~25-35 ms on 1 thread.
+MAX_PASSAGE_TOKENS = 200
 MESSAGE_OVERHEAD_TOKENS = 8  # role markers the chat template adds around each message
 TEMPLATE_MARGIN_TOKENS = 32  # the template's own head and the generation prompt
 _ELLIPSIS = "…"
@@ -147,8 +150,19 @@ def _where(title: str, section: str, page_label: str) -> str:
 
 
 def format_source(label_marker: str, passage: Passage, question: str = "",
-                  max_chars: int = MAX_PASSAGE_CHARS) -> str:
+                  max_chars: int = MAX_PASSAGE_CHARS, *, count_tokens: Callable[[str], int] | None = None,
+                  max_tokens: int | None = None) -> str:
+    """``[n] (title, section, p. label)`` and the passage, cut to ``max_chars`` around the
+    question's terms and, given ``count_tokens``, to ``max_tokens``."""
     text = focus_text(passage.text, question, max_chars)
+    if count_tokens is not None and max_tokens:
+        chars = min(max_chars, len(text))
+        for _ in range(4):  # converges in one or two steps: tokens per character is ~constant
+            tokens = count_tokens(text)
+            if tokens <= max_tokens or chars <= 60:
+                break
+            chars = max(60, int(chars * max_tokens / tokens * 0.95))
+            text = focus_text(passage.text, question, chars)
     return f"{label_marker} ({_where(passage.doc_title, passage.section, passage.page_label)})\n{text}"
 
 
@@ -189,11 +203,14 @@ def build_prompt(
     prompts_dir: Path | None = None,
     max_sources: int | None = None,
     passage_chars: int = MAX_PASSAGE_CHARS,
+    passage_tokens: int | None = MAX_PASSAGE_TOKENS,
 ) -> PackedPrompt:
     """``sources`` are (label, marker text, passage), best first.
 
-    Keeps the best sources that fit ``context_tokens`` after ``answer_tokens`` (at most
-    ``max_sources``); if not even the best one fits whole, it is cut to what fits.
+    Each passage is cut to ``passage_chars`` characters and ``passage_tokens`` tokens
+    around the question's terms (None: no token cap). Keeps the best sources that fit
+    ``context_tokens`` after ``answer_tokens`` (at most ``max_sources``); if not even the
+    best one fits, it is cut to what fits.
     """
     lang = language_for(question, language)
     system_t = _template(f"system_{lang}.txt", prompts_dir)
@@ -218,7 +235,8 @@ def build_prompt(
     blocks: list[str] = []
     labels: list[str] = []
     for label, marker, passage in chosen:
-        block = format_source(marker, passage, question, passage_chars)
+        block = format_source(marker, passage, question, passage_chars, count_tokens=count_tokens,
+                              max_tokens=passage_tokens)
         if count_tokens(render(blocks + [block])) > budget:
             if not blocks:
                 # Not even the best source fits whole: cut it to what fits.

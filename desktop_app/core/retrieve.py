@@ -3,9 +3,9 @@ stage that fuses them per query language. Qt-free.
 
 1. Candidates: the top :data:`CANDIDATES` chunks by BM25 (SQL over the postings table,
    see postings.py) and, when the dense weight is not 0, by cosine (one matrix-vector
-   product over every chunk vector, one BLAS thread: __main__ pins it).
-2. Each candidate gets the same features: its BM25 score (the same SQL statement scores
-   the dense-only candidates too) over the best candidate's; its cosine rescaled between
+   product over every chunk vector, one BLAS thread: __main__ pins it), the two at once.
+2. Each candidate gets the same features: its BM25 score (a second, narrow statement
+   scores the dense-only candidates) over the best candidate's; its cosine rescaled between
    the weakest and the best dense candidate; coverage, the idf-weighted share of the
    question's terms the chunk or its heading holds; and that share in its document's
    title or file name (a question naming "Best Buy" or "3M" prefers that report).
@@ -28,6 +28,7 @@ import math
 import re
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -67,21 +68,26 @@ SELECT p.term_id, count(*) FROM postings p
 SEMI JOIN (SELECT unnest(?::BIGINT[]) AS term_id) q ON q.term_id = p.term_id
 GROUP BY p.term_id
 """
-# BM25 of every chunk holding a scored query term; returns the best ``k`` and, whatever
-# their rank, the ``extra`` chunks (the dense candidates), each with a bit mask of the
-# query terms it holds (bit i = term i of $ids).
+# BM25 of every chunk holding a scored query term: the best ``k``, each with a bit mask
+# of the query terms it holds (bit i = term i of $ids).
 _SCORE_SQL = f"""
 WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
-                  unnest($bit::BIGINT[]) AS bit),
-scored AS MATERIALIZED (
-    SELECT p.ckey, bit_or(q.bit) AS held,
-           sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score
-    FROM postings p JOIN q ON q.term_id = p.term_id
-    GROUP BY p.ckey
-)
-(SELECT ckey, score, held, 0 AS part FROM scored ORDER BY score DESC, ckey LIMIT $k)
-UNION ALL
-(SELECT ckey, score, held, 1 AS part FROM scored WHERE ckey IN (SELECT unnest($extra::BIGINT[])))
+                  unnest($bit::BIGINT[]) AS bit)
+SELECT p.ckey,
+       sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score,
+       bit_or(q.bit)
+FROM postings p JOIN q ON q.term_id = p.term_id
+GROUP BY p.ckey ORDER BY score DESC, p.ckey LIMIT $k
+"""
+# The same BM25 for given chunks only (dense candidates the first query did not return).
+_EXTRA_SQL = f"""
+WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
+                  unnest($bit::BIGINT[]) AS bit)
+SELECT p.ckey, sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))),
+       bit_or(q.bit)
+FROM postings p JOIN q ON q.term_id = p.term_id
+WHERE p.ckey IN (SELECT unnest($extra::BIGINT[]))
+GROUP BY p.ckey
 """
 # A question's rarest terms are scored, at most one per bit of a BIGINT mask. (Skipping
 # common terms, those in over 5% of chunks, cut recall@5 on FinanceBench from 0.64 to
@@ -102,10 +108,12 @@ class Retrieval:
 @dataclass(frozen=True)
 class _Lexical:
     ranked: list[tuple[int, float]]  # the best chunks by BM25, best first
-    scores: dict[int, float]  # BM25 of the ranked chunks and of the extra ones
+    scores: dict[int, float]  # BM25 of the ranked chunks and of any added ones
     matched: dict[int, frozenset[int]]  # term ids (of the scored ones) each of those chunks holds
     idf: dict[str, float]  # of every query term (the highest for a term no chunk holds)
     present: frozenset[str]  # the query terms some chunk holds
+    ids: tuple[int, ...] = ()  # the scored terms' ids, bit i of a mask = ids[i]
+    weights: tuple[float, ...] = ()  # their idf times query weight
 
 
 class VectorIndex:
@@ -171,6 +179,8 @@ class Retriever:
         self._n = 0
         self._avgdl = 1.0
         self._titles: dict[str, frozenset[str]] = {}
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     # ------------------------------------------------------------------ BM25
 
@@ -185,7 +195,7 @@ class Retriever:
             self._stats_generation = self.store.generation
         return self._n, self._avgdl
 
-    def _lexical(self, weights: dict[str, float], k: int, extra: Sequence[int] = ()) -> _Lexical:
+    def _lexical(self, weights: dict[str, float], k: int) -> _Lexical:
         n, avgdl = self._stats()
         if not weights or n == 0:
             return _Lexical([], {}, {}, {t: 1.0 for t in weights}, frozenset())
@@ -201,16 +211,30 @@ class Retriever:
         ids = [termlib.term_id(t) for t in scored]
         rows = self.store.cursor().execute(_SCORE_SQL, {
             "ids": ids, "w": [idf[t] * weights[t] for t in scored], "bit": [1 << i for i in range(len(ids))],
-            "avgdl": avgdl, "k": k, "extra": [int(e) for e in extra],
+            "avgdl": avgdl, "k": k,
         }).fetchall()
-        scores = {int(key): float(score) for key, score, _, _ in rows}
-        matched = {
-            int(key): frozenset(ids[i] for i in range(len(ids)) if int(held) >> i & 1)
-            for key, _, held, _ in rows
-        }
-        ranked = sorted(((int(key), float(score)) for key, score, _, part in rows if part == 0),
-                        key=lambda pair: (-pair[1], pair[0]))
-        return _Lexical(ranked, scores, matched, idf, frozenset(present))
+        ranked = [(int(key), float(score)) for key, score, _ in rows]
+        scores = dict(ranked)
+        matched = {int(key): frozenset(t for i, t in enumerate(ids) if int(held) >> i & 1) for key, _, held in rows}
+        return _Lexical(ranked, scores, matched, idf, frozenset(present), tuple(ids),
+                        tuple(idf[t] * weights[t] for t in scored))
+
+    def _add_chunks(self, lexical: _Lexical, keys: Sequence[int]) -> _Lexical:
+        """``lexical`` with the BM25 score and held terms of ``keys`` too."""
+        todo = [int(key) for key in keys if key not in lexical.scores]
+        if not todo or not lexical.ids:
+            return lexical
+        _, avgdl = self._stats()
+        rows = self.store.cursor().execute(_EXTRA_SQL, {
+            "ids": list(lexical.ids), "w": list(lexical.weights),
+            "bit": [1 << i for i in range(len(lexical.ids))], "avgdl": avgdl, "extra": todo,
+        }).fetchall()
+        scores = dict(lexical.scores)
+        matched = dict(lexical.matched)
+        for key, score, held in rows:
+            scores[int(key)] = float(score)
+            matched[int(key)] = frozenset(t for i, t in enumerate(lexical.ids) if int(held) >> i & 1)
+        return replace(lexical, scores=scores, matched=matched)
 
     def bm25(self, query: str, k: int = CANDIDATES) -> tuple[list[tuple[int, float]], dict[str, float]]:
         """Top ``k`` (ckey, score) and the idf of each query term."""
@@ -234,6 +258,18 @@ class Retriever:
         ratio = max(0, int(count(" ".join(words))) - 2) / len(words)  # less [CLS] and [SEP]
         return min(1.0, max(0.0, (VOCAB_NONE - ratio) / (VOCAB_NONE - VOCAB_FULL)))
 
+    def _dense_scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        vec = self._query_vector(query)
+        if vec is None or self.vectors is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        return self.vectors.scores(vec)
+
+    def _dense_pool(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="folio-dense")
+            return self._pool
+
     def dense(self, query: str, k: int = CANDIDATES) -> list[tuple[int, float]]:
         vec = self._query_vector(query)
         if vec is None or self.vectors is None:
@@ -248,11 +284,16 @@ class Retriever:
         weights = termlib.query_terms(query)
         keys = cosines = np.zeros(0)
         semantic: list[tuple[int, float]] = []
-        vec = self._query_vector(query) if fusion.dense > 0 or not weights else None
-        if vec is not None and self.vectors is not None:
-            keys, cosines = self.vectors.scores(vec)
+        # The embedder and the matrix product run on a worker thread while DuckDB scores
+        # BM25 here: both release the GIL, so on two cores the two halves overlap.
+        job = None
+        if (fusion.dense > 0 or not weights) and self.vectors is not None:
+            job = self._dense_pool().submit(self._dense_scores, query)
+        lexical = self._lexical(weights, CANDIDATES)
+        if job is not None:
+            keys, cosines = job.result()
             semantic = _top(keys, cosines, CANDIDATES)
-        lexical = self._lexical(weights, CANDIDATES, [key for key, _ in semantic])
+            lexical = self._add_chunks(lexical, [key for key, _ in semantic])
         candidates = list(dict.fromkeys([key for key, _ in lexical.ranked] + [key for key, _ in semantic]))
         if not candidates:
             return Retrieval([], 0.0, 0.0, cjk)

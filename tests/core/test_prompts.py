@@ -97,6 +97,7 @@ def test_a_best_source_too_long_for_the_window_is_cut_to_fit() -> None:
         context_tokens=1200,
         answer_tokens=300,
         passage_chars=100_000,
+        passage_tokens=None,
     )
     assert packed.labels == ["1"]
     assert total_tokens(packed) + prompts.TEMPLATE_MARGIN_TOKENS <= 1200 - 300
@@ -219,6 +220,18 @@ def test_a_long_passage_is_cut_around_the_question_terms() -> None:
     assert "Capital expenditure was $1,577 million." in shown
     assert shown.startswith("…") and shown.endswith("…")
     assert prompts.focus_text("Short passage.", "anything", 300) == "Short passage."
+
+
+def test_a_passage_dense_in_tokens_is_cut_to_the_token_cap() -> None:
+    chinese = "营业收入比上年同期减少百分之十六。" * 60  # one fake token per character
+    packed = prompts.build_prompt("营业收入是多少？", sources([passage(1, chinese)]), count_tokens=count_words,
+                                  context_tokens=4096, answer_tokens=300, passage_chars=600, passage_tokens=150)
+    shown = packed.messages[-1]["content"].split("\n", 3)[3].split("\n\n")[0]
+    assert "营业收入" in shown
+    assert count_words(shown) <= 150
+    uncapped = prompts.build_prompt("营业收入是多少？", sources([passage(1, chinese)]), count_tokens=count_words,
+                                    context_tokens=4096, answer_tokens=300, passage_chars=600, passage_tokens=None)
+    assert total_tokens(uncapped) - total_tokens(packed) > 300
 
 
 def test_templates_are_read_from_the_prompts_folder(tmp_path: Path) -> None:

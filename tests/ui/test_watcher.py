@@ -15,8 +15,8 @@ from tests.ui.conftest import until
 FAST = {"debounce_ms": 150, "poll_ms": 100}
 
 
-def quick(window) -> None:  # noqa: ANN001
-    window.watcher._debounce.setInterval(FAST["debounce_ms"])  # noqa: SLF001
+def quick(window, debounce_ms: int = FAST["debounce_ms"]) -> None:  # noqa: ANN001
+    window.watcher._debounce.setInterval(debounce_ms)  # noqa: SLF001
     window.watcher._poll.setInterval(FAST["poll_ms"])  # noqa: SLF001
 
 
@@ -35,21 +35,21 @@ def test_a_pdf_added_to_the_open_folder_appears_in_the_library(window, fake_kb, 
 
 def test_a_burst_of_changes_gives_one_run_after_things_are_quiet(window, fake_kb, library, run) -> None:  # noqa: ANN001
     folder = library["manual"].path.parent
-    quick(window)
+    quick(window, debounce_ms=500)  # well above the gaps below, even on a busy machine
     run(window.open_folder(str(folder)))
 
     async def burst() -> None:
         for number in range(5):
             write_pdf(folder / f"copy{number}.pdf", [[f"Copied page {number}."]])
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.02)
         (folder / "guide.pdf").unlink()
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.02)
         shutil.move(folder / "zhibao.pdf", folder / "renamed.pdf")
 
     run(burst())
     run(until(lambda: len(fake_kb.index_calls) == 2, what="a background re-index"))
     run(until(lambda: window.index_task.done(), what="the re-index to finish"))
-    run(asyncio.sleep(0.6))  # several debounce and poll intervals: nothing more happens
+    run(asyncio.sleep(1.2))  # two debounce intervals and many polls: nothing more happens
     assert len(fake_kb.index_calls) == 2
 
 
