@@ -78,7 +78,7 @@ CATEGORIES = ANSWERABLE + UNANSWERABLE
 DEFAULT_CATEGORIES = "fb,mm-text,mm-none,off"
 COVERAGE_GRID = [round(0.10 + 0.02 * i, 2) for i in range(31)]  # 0.10 .. 0.70
 COSINE_GRID = [0.25, 0.30, 0.35, 0.38, 0.40, 0.45, 0.50, 0.55, 0.60, 1.01]  # 1.01: never alone
-SHOWN_COSINES = (0.30, 0.40, 0.55, 1.01)
+SHOWN_COSINES = (0.30, 0.35, 0.45, 1.01)
 
 
 @dataclass(frozen=True)

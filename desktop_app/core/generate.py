@@ -162,7 +162,8 @@ class LlamaGenerator:
         self.model_id = str(meta.get("general.name") or path.stem)
         self._bos = self._token_text(self._llm.token_bos())
         self._eos = self._token_text(self._llm.token_eos())
-        self._adds_bos = bool(self._llm._model.add_bos_token())
+        model = getattr(self._llm, "_model", None)
+        self._adds_bos = bool(model.add_bos_token()) if hasattr(model, "add_bos_token") else False
         self.last_stats: GenerationStats | None = None
 
     def _token_text(self, token: int) -> str:
@@ -271,14 +272,16 @@ class LlamaGenerator:
         """
         import llama_cpp
 
+        vocab = getattr(getattr(self._llm, "_model", None), "vocab", None)
+        if vocab is None:  # pragma: no cover - another llama-cpp-python layout
+            raise KnownError("This llama-cpp-python cannot check a grammar before using it.",
+                             "Turn off the citation grammar (use_grammar) in Settings.")
         with _captured_stderr() as captured:
-            sampler = llama_cpp.llama_sampler_init_grammar(
-                self._llm._model.vocab, grammar.encode("utf-8"), b"root"
-            )
+            sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode("utf-8"), b"root")
         if not sampler:
             detail = " ".join(dict.fromkeys(line.strip() for line in captured() if line.strip()))
             raise KnownError(f"The citation grammar is not valid GBNF ({detail or 'no root rule'}).",
-                             "Turn off 'Constrain citations' in Settings.")
+                             "Turn off the citation grammar (use_grammar) in Settings.")
         llama_cpp.llama_sampler_free(sampler)
 
     def _drain(self, first: Any, iterator: Iterator[Any], should_cancel: Callable[[], bool],
