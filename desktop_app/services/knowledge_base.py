@@ -93,11 +93,11 @@ class KnowledgeBase:
     def embedder(self) -> Any:
         with self._lock:
             if self._embedder is None:
-                from desktop_app.core import models
                 from desktop_app.core.embed import OnnxEmbedder
 
-                model, tokenizer = models.resolve_embedder(self.settings.embedder)
-                self._embedder = OnnxEmbedder(model, tokenizer)
+                # from_choice names the default model by its manifest id, the same id
+                # whoever builds the library (CLI, window, benches).
+                self._embedder = OnnxEmbedder.from_choice(self.settings.embedder)
             return self._embedder
 
     @property
