@@ -103,6 +103,8 @@ def report(name: str, folio: list[Timing], alone: list[Timing]) -> None:
     print(f"  {name:<22} first token {f_ttft:6.2f} s | {f_tps:5.2f} tok/s"
           f"   alone: {a_ttft:6.2f} s | {a_tps:5.2f} tok/s"
           f"   ratio tok/s {f_tps / a_tps:.3f}, first token {a_ttft / f_ttft:.3f}", flush=True)
+    print(f"  {'':<22} runs: Folio {[(round(t[0], 1), round(t[1], 1)) for t in folio]}"
+          f" alone {[(round(t[0], 1), round(t[1], 1)) for t in alone]}", flush=True)
 
 
 def interleave(runs: int, folio: Callable[[], Timing], alone: Callable[[], Timing]) -> tuple[list[Timing], list[Timing]]:

@@ -100,7 +100,7 @@ def load_cases(limit: int | None, unanswerable: int) -> list[Case]:
         for r in picked
     ]
     # Unanswerable: a question asked over another company's filing.
-    others = [r for r in rows if r not in picked]
+    others = [r for r in rows if r not in picked] or rows
     docs = sorted(have)
     for i, r in enumerate(others[: max(0, unanswerable) * 5 : 5]):
         company = r["doc_name"].split("_")[0]

@@ -123,6 +123,19 @@ class KnowledgeBase:
             )
         return self._generator
 
+    def warm_up(self) -> None:
+        """Open the library and load the embedder now, on the calling thread.
+
+        The window calls this before it shows: creating the ONNX session on a worker
+        thread later held the GIL long enough to freeze the window for ~250 ms. A
+        missing model is not an error here; the first index or question reports it.
+        """
+        try:
+            self.store  # noqa: B018
+            self.embedder  # noqa: B018
+        except KnownError as exc:
+            logger.info("warm-up skipped: %s", exc)
+
     # ------------------------------------------------------------------ streaming bridge
 
     async def _stream(

@@ -52,7 +52,9 @@ def make_knowledge_base(db_path: Path | None, model: str | None) -> KnowledgeBas
     if model:
         settings = settings.replace(answer_model=model)
     settings.validate()
-    return KnowledgeBase(db_path=db_path, settings=settings)
+    kb = KnowledgeBase(db_path=db_path, settings=settings)
+    kb.warm_up()  # before the window shows, for the same reason as preload()
+    return kb
 
 
 def configure_logging(verbose: bool) -> None:
