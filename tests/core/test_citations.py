@@ -533,13 +533,17 @@ def test_every_sentence_grammar_forces_a_marker_per_sentence() -> None:
 
 
 def _small_gguf() -> Path:
-    roots = [Path(os.environ["FOLIO_HOME"])] if os.environ.get("FOLIO_HOME") else []
-    roots.append(Path(__file__).resolve().parents[2] / ".folio-home")
+    """The small GGUF that `make test` installed (FOLIO_MODELS_DIR), else a dev install."""
+    roots = [Path(os.environ["FOLIO_MODELS_DIR"])] if os.environ.get("FOLIO_MODELS_DIR") else []
+    roots.append(Path(__file__).resolve().parents[2] / ".folio-home" / "data" / "models")
     for root in roots:
-        found = sorted((root / "data" / "models").glob("SmolLM2*.gguf"))
+        found = sorted(root.glob("SmolLM2*.gguf"))
         if found:
             return found[0]
-    pytest.skip("the small GGUF (SmolLM2*.gguf) is not installed under FOLIO_HOME/data/models")
+    message = "the small GGUF (SmolLM2*.gguf) is not installed: run `make test`"
+    if os.environ.get("FOLIO_REQUIRE_MODELS"):
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 @pytest.mark.e2e
