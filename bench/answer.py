@@ -4,13 +4,14 @@ For each model (small, default) it times, interleaved and each with a cold KV ca
 
 - Folio: ``LlamaGenerator.stream(messages)`` (template rendering, token count, the first
   chunk pulled eagerly, cancellation checks, stats), timed from the call to each delta;
-- llama.cpp alone: ``Llama.create_completion(prompt, stream=True)`` on a second instance
-  of the same file, with the prompt Folio rendered and the same threads and sampling;
+- llama.cpp alone: ``Llama.create_completion(prompt, stream=True)`` on the same ``Llama``
+  instance (so the same weights, buffers and threads), with the prompt Folio rendered and
+  the same sampling;
 - with ``--grammar``: Folio again under the citation grammar (``citation_grammar(labels,
   every_sentence=True)``), to show what constrained sampling costs;
 - with ``--facade``: ``KnowledgeBase.ask`` on a library of one FinanceBench PDF indexed
   into a temporary FOLIO_HOME (retrieval, prompt, stream, citations, checks), against
-  llama.cpp alone on the prompt the facade built.
+  llama.cpp alone on the prompt the facade built (interleaved too).
 
 Prints the median time to first token and decode tokens/s of each, and Folio's ratio to
 llama.cpp alone (tokens/s Folio ÷ alone, and time to first token alone ÷ Folio; target
@@ -43,10 +44,15 @@ from desktop_app.core.generate import LlamaGenerator  # noqa: E402
 Timing = tuple[float, float, int]  # (seconds to first token, decode tokens/s, tokens)
 
 
-def _time_stream(start: float, deltas: Iterable[Any]) -> Timing:
+def _time_stream(start: float, deltas: Iterable[str]) -> Timing:
+    """Time to the first visible text and the rate of visible deltas after it (empty chunks,
+    which llama-cpp-python sends while it holds back a possible stop string or half a
+    character, are not counted on either side)."""
     first = None
     count = 0
-    for _ in deltas:
+    for text in deltas:
+        if not text:
+            continue
         count += 1
         if first is None:
             first = time.perf_counter()
@@ -69,7 +75,7 @@ def time_alone(llm: Any, prompt: str, max_tokens: int, stop: list[str]) -> Timin
     start = time.perf_counter()
     chunks = llm.create_completion(prompt, max_tokens=max_tokens, temperature=0.0, top_p=generate.TOP_P,
                                    repeat_penalty=generate.REPEAT_PENALTY, stream=True, stop=stop)
-    return _time_stream(start, chunks)
+    return _time_stream(start, (chunk["choices"][0]["text"] for chunk in chunks))
 
 
 def sample_prompt(gen: LlamaGenerator, sources: int) -> tuple[list[dict[str, str]], list[str]]:
@@ -119,14 +125,11 @@ def interleave(runs: int, folio: Callable[[], Timing], alone: Callable[[], Timin
 
 
 def bench_model(choice: str, args: argparse.Namespace) -> None:
-    from llama_cpp import Llama
-
     from desktop_app.core import models
 
     path = models.resolve_answer_model(choice)
     gen = LlamaGenerator(path, context_tokens=args.context, threads=args.threads)
-    llm = Llama(model_path=str(path), n_ctx=args.context, n_threads=gen.threads, n_threads_batch=gen.threads,
-                seed=42, verbose=False)
+    llm = gen._llm  # llama.cpp alone: the same instance, driven directly
     messages, labels = sample_prompt(gen, args.sources)
     prompt = gen.render(messages)
     stop = [s for s in (gen._eos, "<|im_end|>", "<|endoftext|>") if s]
@@ -168,27 +171,29 @@ def bench_facade(gen: LlamaGenerator, llm: Any, stop: list[str], args: argparse.
         settings = Settings(max_tokens=args.max_tokens, temperature=0.0, threads=gen.threads)
         kb = KnowledgeBase(Path(home) / "library.duckdb", settings, generator=gen)
 
-        async def index_and_ask() -> list[Timing]:
+        async def index_and_ask() -> tuple[list[Timing], list[Timing]]:
             async for _ in kb.index(folder):
                 pass
-            timings = []
-            for _ in range(args.runs):
+            timings, alone = [], []
+            for i in range(args.runs):
+                if i:  # between two asks, on the prompt the first one built
+                    alone.append(time_alone(llm, gen.render(seen[0]), args.max_tokens, stop))
                 start = time.perf_counter()
                 first, count, end = None, 0, start
                 async for event in kb.ask(case.question):
-                    if event.event == "token":
+                    if event.event == "token" and event.text:
                         count += 1
                         first = first or time.perf_counter()
                         end = time.perf_counter()
                 assert first is not None, "the facade gave no answer"
                 timings.append((first - start, (count - 1) / (end - first) if count > 1 else float("nan"), count))
+            alone.append(time_alone(llm, gen.render(seen[0]), args.max_tokens, stop))
             await kb.close()
-            return timings
+            return timings, alone
 
-        folio = asyncio.run(index_and_ask())
-    prompt = gen.render(seen[-1])
-    alone = [time_alone(llm, prompt, args.max_tokens, stop) for _ in range(args.runs)]
-    print(f"  facade prompt: {gen.count_tokens(prompt)} tokens")
+        folio, alone = asyncio.run(index_and_ask())
+    gen.stream = original  # type: ignore[method-assign]
+    print(f"  facade prompt: {gen.count_tokens(gen.render(seen[0]))} tokens")
     report("KnowledgeBase.ask", folio, alone)
 
 

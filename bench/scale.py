@@ -203,7 +203,9 @@ async def main_async(args: argparse.Namespace) -> int:
                     text = "(no basis) " + event.reason
             answer_times.append(time.perf_counter() - began)
             first_token.append(first if first is not None else float("nan"))
-            print(f"  ask {fact.question!r}: {answer_times[-1]:.1f} s; {fact.answer in text=}; {text[:100]!r}", flush=True)
+            verdict = "states" if fact.answer in text else "lacks"
+            print(f"  ask {fact.question!r}: {answer_times[-1]:.1f} s; {verdict} the planted value"
+                  f" {fact.answer}: {text[:120]!r}", flush=True)
         if answer_times:
             print(f"answers ({args.model} model): median {statistics.median(answer_times):.1f} s,"
                   f" first token median {statistics.median(first_token):.1f} s", flush=True)

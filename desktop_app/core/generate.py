@@ -75,8 +75,10 @@ class GenerationStats:
 # of the second ``[1]`` of an answer and of figures copied from the sources (bench/citing.py).
 TOP_P = 0.9
 REPEAT_PENALTY = 1.0
-# Prompt tokens evaluated between two cancellation checks (~2 s at 1 thread, 1.5B model).
-PREFILL_STEP = 64
+# Prompt tokens evaluated between two cancellation checks: ~2.5 s on 1 thread with the 1.5B
+# model. Steps of 64 made its prompt 6% slower than llama.cpp's own 512 (19.3 vs 18.2 s for
+# 900 tokens); 128 cost nothing measurable (18.2 s).
+PREFILL_STEP = 128
 
 
 def render_chat_template(template: str, messages: Sequence[Message], bos: str, eos: str) -> str:
