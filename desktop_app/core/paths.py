@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 APP_NAME = "folio"
@@ -61,8 +62,20 @@ def default_db_path() -> Path:
     return data_dir() / "library.duckdb"
 
 
+def is_frozen() -> bool:
+    """True inside the PyInstaller bundle (``packaging/folio.spec``)."""
+    return bool(getattr(sys, "frozen", False))
+
+
 def repo_root() -> Path:
-    """The source checkout (or bundle) root: holds ``resources/`` and ``models/manifest.toml``."""
+    """The source checkout (or bundle) root: holds ``resources/`` and ``models/manifest.toml``.
+
+    Frozen, that is the bundle's data folder (``sys._MEIPASS``, ``dist/folio/_internal``),
+    where ``packaging/folio.spec`` puts both. Every file Folio ships is found from here.
+    """
+    bundle = getattr(sys, "_MEIPASS", None)
+    if is_frozen() and bundle:
+        return Path(bundle).resolve()
     return Path(__file__).resolve().parents[2]
 
 
