@@ -355,6 +355,8 @@ class Indexer:
         if (
             record is not None and not record.removed and record.size == stat.st_size
             and record.mtime == stat.st_mtime and not retry
+            # A file that timed out is tried again: the machine may only have been busy.
+            and record.status != DocStatus.TIMED_OUT
             and (record.doc_id is None or self.store.has_document(record.doc_id)
                  or record.status not in (DocStatus.INDEXED, DocStatus.INDEXED_PARTIALLY))
         ):

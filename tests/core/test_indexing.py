@@ -180,3 +180,16 @@ def test_reindex_keeps_what_it_embedded_when_cancelled_and_finishes_later(tmp_pa
     assert 0 < written < total and store.counts()["vectors"] == written
     rest = Indexer(store, FakeEmbedder()).reindex(lambda _e: None)
     assert rest == total - written and store.counts()["vectors"] == total
+
+
+def test_a_file_that_timed_out_is_tried_again_on_the_next_run(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path, files=2, pages=1)
+    store = Store(tmp_path / "lib.duckdb")
+    first = Indexer(store, FakeEmbedder(), workers=1, parse_timeout_s=0.001).run(folder, lambda _e: None)
+    assert isinstance(first, IndexSummary)
+    assert {f.status for f in first.failed} == {"timed_out"} and first.documents == 0
+    second = Indexer(store, FakeEmbedder(), workers=1).run(folder, lambda _e: None)
+    assert isinstance(second, IndexSummary)
+    assert second.documents == 2 and not second.failed and second.unchanged == 0
+    third = Indexer(store, FakeEmbedder(), workers=1).run(folder, lambda _e: None)
+    assert isinstance(third, IndexSummary) and third.unchanged == 2
