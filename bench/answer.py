@@ -9,6 +9,9 @@ For each model (small, default) it times, interleaved and each with a cold KV ca
   the same sampling;
 - with ``--grammar``: Folio again under the citation grammar (``citation_grammar(labels,
   every_sentence=True)``), to show what constrained sampling costs;
+- with ``--while-indexing``: everything above again while ``folio index`` indexes
+  ``../shared/corpus`` in another process (restarted on a fresh library whenever it
+  finishes), so both sides share the machine with ingestion, as in the window;
 - with ``--facade``: ``KnowledgeBase.ask`` on a library of one FinanceBench PDF indexed
   into a temporary FOLIO_HOME (retrieval, prompt, stream, citations, checks), against
   llama.cpp alone on the prompt the facade built (interleaved too).
@@ -18,17 +21,20 @@ llama.cpp alone (tokens/s Folio ÷ alone, and time to first token alone ÷ Folio
 >= 0.95 for both).
 
     FOLIO_MODELS_DIR=... .venv/bin/python bench/answer.py [--models small,default]
-        [--runs 3] [--max-tokens 48] [--threads 1] [--grammar] [--facade]
+        [--runs 3] [--max-tokens 48] [--threads 1] [--grammar] [--facade] [--while-indexing]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -197,6 +203,41 @@ def bench_facade(gen: LlamaGenerator, llm: Any, stop: list[str], args: argparse.
     report("KnowledgeBase.ask", folio, alone)
 
 
+@contextlib.contextmanager
+def background_indexing() -> Any:
+    """``folio index ../shared/corpus`` in a loop in another process, each pass into a
+    fresh library, until the block ends."""
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+    if not corpus.is_dir():
+        raise SystemExit(f"{corpus} is absent: --while-indexing indexes it")
+    stop = threading.Event()
+    passes = [0]
+
+    def loop(scratch: str) -> None:
+        while not stop.is_set():
+            db = Path(scratch) / f"busy{passes[0]}.duckdb"
+            with subprocess.Popen([sys.executable, "-m", "desktop_app", "index", str(corpus), "--db", str(db)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as proc:
+                while proc.poll() is None:
+                    if stop.wait(0.2):
+                        proc.terminate()
+                        proc.wait(30)
+                        return
+            passes[0] += 1
+            db.unlink(missing_ok=True)
+
+    with tempfile.TemporaryDirectory() as scratch:
+        worker = threading.Thread(target=loop, args=(scratch,), daemon=True)
+        worker.start()
+        time.sleep(8)  # past start-up: parsing and embedding are under way
+        try:
+            yield
+        finally:
+            stop.set()
+            worker.join(60)
+            print(f"  (indexing ran alongside: {passes[0]} complete pass(es) of the corpus)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", default="small,default", help="comma-separated: small, default, PATH.gguf")
@@ -207,9 +248,16 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=4096)
     parser.add_argument("--grammar", action="store_true", help="also time Folio under the citation grammar")
     parser.add_argument("--facade", action="store_true", help="also time KnowledgeBase.ask on one indexed PDF")
+    parser.add_argument("--while-indexing", action="store_true",
+                        help="also time everything while folio index runs in another process")
     args = parser.parse_args()
     for choice in args.models.split(","):
         bench_model(choice.strip(), args)
+    if args.while_indexing:
+        print("while indexing ../shared/corpus in another process:", flush=True)
+        with background_indexing():
+            for choice in args.models.split(","):
+                bench_model(choice.strip(), args)
 
 
 if __name__ == "__main__":

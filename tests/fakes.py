@@ -56,6 +56,10 @@ class FakeGenerator:
     def enqueue(self, *answers: str) -> None:
         self.queue.extend(answers)
 
+    def prime(self, messages: Sequence[dict[str, str]], should_cancel: Callable[[], bool] = lambda: False) -> int:
+        self.primed = list(messages)
+        return self.count_tokens(self.render(messages))
+
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)
 

@@ -63,6 +63,7 @@ class GenerationStats:
     completion_tokens: int  # streamed chunks: llama-cpp-python yields one per sampled token
     seconds_to_first_token: float
     seconds: float
+    cached_tokens: int = 0  # prompt tokens found in the KV cache (read for an earlier prompt)
 
     @property
     def tokens_per_second(self) -> float:
@@ -167,6 +168,7 @@ class LlamaGenerator:
         model = getattr(self._llm, "_model", None)
         self._adds_bos = bool(model.add_bos_token()) if hasattr(model, "add_bos_token") else False
         self.last_stats: GenerationStats | None = None
+        self._cached = 0
 
     def _token_text(self, token: int) -> str:
         if token < 0:
@@ -211,7 +213,8 @@ class LlamaGenerator:
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
         started = time.perf_counter()
         if not self._prefill(tokens, should_cancel):
-            self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started)
+            self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started,
+                                              self._cached)
             return _cancelled()
         chunks = self._llm.create_completion(
             tokens, max_tokens=min(max_tokens, room), temperature=temperature, top_p=TOP_P,
@@ -227,6 +230,14 @@ class LlamaGenerator:
             raise KnownError(f"The model failed to generate ({exc}).", "Try the small model or another GGUF.") from exc
         first_at = time.perf_counter()
         return self._drain(first, iterator, should_cancel, prompt_tokens, started, first_at)
+
+    def prime(self, messages: Sequence[Message], should_cancel: Callable[[], bool] = lambda: False) -> int:
+        """Read ``messages`` into the KV cache ahead of a question, so that the part a
+        later prompt shares with them (the system prompt and the worked example) is not
+        read again. Returns how many prompt tokens are now cached."""
+        if not self._prefill(self.prompt_tokens(self.render(messages)), should_cancel):
+            return 0
+        return int(self._llm.n_tokens)
 
     def prompt_tokens(self, prompt: str) -> list[int]:
         """The tokens of a rendered prompt as the model reads them (the template's special
@@ -254,6 +265,7 @@ class LlamaGenerator:
                 break
             keep += 1
         llm.n_tokens = keep  # eval() drops the KV cache beyond this point
+        self._cached = keep
         for start in range(keep, len(tokens) - 1, PREFILL_STEP):
             if should_cancel():
                 return False
@@ -308,4 +320,4 @@ class LlamaGenerator:
             if close is not None:
                 close()
             self.last_stats = GenerationStats(prompt_tokens, produced, first_at - started,
-                                              time.perf_counter() - started)
+                                              time.perf_counter() - started, self._cached)

@@ -121,3 +121,34 @@ def test_a_truncated_gguf_is_a_known_error_naming_it(
         truncated.write_bytes(handle.read(1024))  # a real GGUF header, then nothing
     with pytest.raises(KnownError, match="truncated-model.gguf"):
         LlamaGenerator(truncated, context_tokens=256)
+
+
+def test_priming_reads_the_fixed_head_once_and_the_next_prompt_reuses_it(generator: LlamaGenerator) -> None:
+    from desktop_app.core import prompts
+    from desktop_app.core.types import Passage
+
+    def packed(question: str, sources: list[Passage]) -> list[dict[str, str]]:
+        return prompts.build_prompt(
+            question, [(str(i), f"[{i}]", p) for i, p in enumerate(sources, 1)],
+            count_tokens=generator.count_tokens, context_tokens=generator.context_tokens, answer_tokens=32,
+        ).messages
+
+    generator._llm.reset()
+    head = packed("", [])
+    cached = generator.prime(head)
+    assert cached == len(generator.prompt_tokens(generator.render(head))) - 1
+    passage = Passage("c1", "d1", "/lib/hours.pdf", "Library rules", 1, "1", "Hours", 0, 60, 1.0,
+                      "The reading room opens at 9:00 and closes at 17:00 on weekdays.")
+    question = packed("When does the reading room open?", [passage])
+    deltas = list(generator.stream(question, max_tokens=8, temperature=0.0))
+    assert "".join(deltas).strip()
+    stats = generator.last_stats
+    assert stats is not None
+    # Everything up to where the sources start came from the cache: the system prompt and
+    # the worked example, most of the prompt.
+    shared = 0
+    for a, b in zip(generator.prompt_tokens(generator.render(head)), generator.prompt_tokens(generator.render(question)), strict=False):
+        if a != b:
+            break
+        shared += 1
+    assert stats.cached_tokens == shared > stats.prompt_tokens // 2

@@ -202,3 +202,25 @@ def test_moved_file_keeps_its_chunks(folder: Path, tmp_path: Path) -> None:
     assert kb.store.chunk_ids() == before
     assert kb._embedder.embedded == embedded  # type: ignore[union-attr]
     close(kb)
+
+
+def test_warm_up_primes_the_answer_model_with_the_head_every_question_shares(folder: Path, tmp_path: Path) -> None:
+    gen = FakeGenerator(["Damage must be reported within 30 days [1]."])
+    kb = make_kb(tmp_path, gen)
+    kb.warm_up()
+    assert kb.prime_answer_model().result(timeout=30) > 0
+    collect(kb.index(folder))
+    collect(kb.ask("How long does the tenant have to report damage?"))
+    asked = gen.prompts[-1]
+    # The system prompt and the worked example are the same messages in both prompts.
+    assert gen.primed[:-1] == asked[:-1] and len(asked) >= 3
+    assert "30 days" in asked[-1]["content"] and "30 days" not in gen.primed[-1]["content"]
+    close(kb)
+
+
+def test_no_priming_for_short_ids_whose_head_changes_with_every_question(tmp_path: Path) -> None:
+    gen = FakeGenerator()
+    kb = make_kb(tmp_path, gen, citation_style="shortid")
+    assert kb.prime_answer_model().result(timeout=30) == 0
+    assert not hasattr(gen, "primed")
+    close(kb)
