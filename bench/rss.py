@@ -4,9 +4,10 @@ model, in one process, as the window would (limit: 2.5 GB).
 Picks files of ``../shared/corpus`` until they hold ``--pages`` pages (default 1,000),
 indexes them through the facade with the default embedder, asks ``--question`` with the
 answer model (``--model default``: Qwen2.5 1.5B Q4_K_M), and prints the peak resident
-set of this process after each phase and of the largest parse worker. The bound quoted
-against the limit is this process's peak plus every parse worker at the largest worker's
-peak (workers run at the same time as the main process, so their peaks can add up).
+set of this process after each phase and of the largest parse worker. Two figures are
+quoted against the limit: the measured peak of the whole process tree (this process and
+its parse workers, their RSS summed every 100 ms), and a bound: this process's peak plus
+every parse worker at the largest worker's peak, as if all peaks coincided.
 
     FOLIO_MODELS_DIR=... .venv/bin/python bench/rss.py [--pages 1000] [--model default]
 """
@@ -55,6 +56,47 @@ def current_mb() -> float:
     return float("nan")
 
 
+class TreeSampler:
+    """The largest sum of VmRSS over this process and its descendants, sampled."""
+
+    def __init__(self, every_s: float = 0.1) -> None:
+        import threading
+
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(every_s,), daemon=True)
+        self._thread.start()
+
+    @staticmethod
+    def _tree_mb() -> float:
+        parents: dict[int, int] = {}
+        rss: dict[int, int] = {}
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
+                parents[int(entry.name)] = int(fields["PPid"])
+                rss[int(entry.name)] = int(fields.get("VmRSS", "0 kB").split()[0])
+            except (OSError, KeyError, ValueError):
+                continue
+        tree, todo = set(), [os.getpid()]
+        while todo:
+            pid = todo.pop()
+            tree.add(pid)
+            todo += [child for child, parent in parents.items() if parent == pid and child not in tree]
+        return sum(rss.get(pid, 0) for pid in tree) / 1024
+
+    def _run(self, every_s: float) -> None:
+        while not self._stop.wait(every_s):
+            self.peak_mb = max(self.peak_mb, self._tree_mb())
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return self.peak_mb
+
+
 def page_count(path: Path) -> int:
     """Pages of ``path``, counted in a throwaway process so pypdf's memory is not ours."""
     import subprocess
@@ -88,6 +130,7 @@ async def main_async(args: argparse.Namespace) -> int:
     folder, pages = pick(SHARED / "corpus", args.pages)
     print(f"{os.cpu_count()} cores; {len(list(folder.iterdir()))} files, {pages} pages", flush=True)
     started = time.perf_counter()
+    sampler = TreeSampler()
     phase("start", started)
     with tempfile.TemporaryDirectory(prefix="folio-rss-") as scratch:
         kb = KnowledgeBase(Path(scratch) / "library.duckdb", Settings(answer_model=args.model))
@@ -110,10 +153,12 @@ async def main_async(args: argparse.Namespace) -> int:
         finally:
             await kb.close()
     me, child = peak_mb()
+    tree = sampler.stop()
     bound = me + indexing.default_workers() * child
-    verdict = "within" if bound < LIMIT_MB else "OVER"
-    print(f"peak RSS: process {me:.0f} MiB + {indexing.default_workers()} parse workers x {child:.0f} MiB"
-          f" = {bound:.0f} MiB ({bound * 2**20 / 1e9:.2f} GB), {verdict} the 2.5 GB limit", flush=True)
+    for name, figure in (("measured peak of the process tree", tree), ("bound if all peaks coincided", bound)):
+        verdict = "within" if figure < LIMIT_MB else "OVER"
+        print(f"{name}: {figure:.0f} MiB ({figure * 2**20 / 1e9:.2f} GB), {verdict} the 2.5 GB limit", flush=True)
+    print(f"  (process peak {me:.0f} MiB; {indexing.default_workers()} parse workers, the largest {child:.0f} MiB)")
     return 0
 
 
