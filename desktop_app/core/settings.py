@@ -55,6 +55,12 @@ class Settings:
             path = Path(self.answer_model)
             if path.suffix.lower() != ".gguf" or not path.is_file():
                 raise KnownError(f"{self.answer_model} is not a .gguf file.", "Pick a GGUF model file.")
+            with path.open("rb") as handle:
+                if handle.read(4) != b"GGUF":
+                    raise KnownError(
+                        f"{path.name} is not a GGUF model: it does not start with the GGUF magic bytes.",
+                        "Pick a GGUF model file (llama.cpp's format).",
+                    )
         if self.embedder != "default":
             folder = Path(self.embedder)
             if not (folder / "model.onnx").is_file() or not (folder / "tokenizer.json").is_file():
@@ -62,6 +68,25 @@ class Settings:
                     f"{self.embedder} does not hold model.onnx and tokenizer.json.",
                     "Pick a folder with an ONNX sentence embedder.",
                 )
+        if not 512 <= self.context_tokens <= 131072:
+            raise KnownError("The context window must be between 512 and 131072 tokens.")
+        if not 1.0 <= self.parse_timeout_s <= 3600.0:
+            raise KnownError("The parse time limit must be between 1 and 3600 seconds.")
+        if self.data_dir:
+            self._validate_data_dir(Path(self.data_dir).expanduser())
+
+    @staticmethod
+    def _validate_data_dir(folder: Path) -> None:
+        hint = "Pick an existing folder you can write to (or leave it empty for the default)."
+        if not folder.is_absolute():
+            raise KnownError(f"The data folder {folder} is not an absolute path.", hint)
+        if folder.exists() and not folder.is_dir():
+            raise KnownError(f"The data folder {folder} is a file, not a folder.", hint)
+        existing = folder if folder.exists() else folder.parent
+        if not existing.is_dir():
+            raise KnownError(f"The data folder's parent {existing} does not exist.", hint)
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise KnownError(f"Folio cannot write to {existing}.", hint)
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)

@@ -27,6 +27,11 @@ class KnowledgeBaseAPI(Protocol):
         per file, and a final ``IndexSummary``. Stops promptly after :meth:`cancel`."""
         ...
 
+    def reindex(self) -> AsyncIterator[IndexEvent]:
+        """Rebuild the derived data (search postings, and vectors missing for the current
+        embedder) from the stored passages; yields progress. Stops promptly after :meth:`cancel`."""
+        ...
+
     async def search(self, query: str, k: int = 10) -> list[Passage]: ...
 
     def ask(

@@ -42,16 +42,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def make_knowledge_base(db_path: Path | None, model: str | None) -> KnowledgeBaseAPI:
-    """The real facade (imported here: its libraries are heavy)."""
+    """The real facade (imported here: its libraries are heavy).
+
+    ``--model`` must be valid (a wrong path on the command line is refused). Saved settings
+    that no longer hold (a model file deleted since) do not stop the window: it starts,
+    and the first-run panel says what is missing.
+    """
     from desktop_app.core import settings as settings_store
     from desktop_app.services.knowledge_base import KnowledgeBase, preload
+    from desktop_app.ui.model_setup import data_folder
 
     preload()  # here, before the window shows: native imports on a worker thread stall the GUI
 
     settings = settings_store.load()
     if model:
         settings = settings.replace(answer_model=model)
-    settings.validate()
+        settings.validate()
+    else:
+        try:
+            settings.validate()
+        except KnownError as error:
+            logger.warning("the saved settings do not hold (%s); the window says what is missing", error)
+    if db_path is None and settings.data_dir:
+        db_path = data_folder(settings) / "library.duckdb"
     kb = KnowledgeBase(db_path=db_path, settings=settings)
     kb.warm_up()  # before the window shows, for the same reason as preload()
     return kb
@@ -126,16 +139,14 @@ async def _run(args: argparse.Namespace, holder: list[object]) -> int:
 
     kb = make_knowledge_base(args.db, args.model)
     window = MainWindow(kb, remember_layout=not args.screenshot)
+    window.kb_factory = lambda: make_knowledge_base(args.db, args.model)
     holder.append(window)
     closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     window.closed.connect(lambda: closed.done() or closed.set_result(None))
-    window.settings_saved.connect(
-        lambda _settings: window.tasks.spawn(
-            window.replace_knowledge_base(lambda: make_knowledge_base(args.db, args.model)), "apply settings"
-        )
-    )
     previous_sigint = _close_on_sigint(window)
     window.show()
+    if args.model is None:
+        window.setup.check()  # a missing model shows the first-run panel
     code = 0
     try:
         plan = AutomationPlan(

@@ -161,6 +161,11 @@ class LibraryModel(QAbstractTableModel):
                 )
             )
 
+    def list_files(self, paths: list[str], words: str = "not indexed") -> None:
+        """Show files that are not indexed (yet): title from the name, no status."""
+        for path in paths:
+            self._upsert(self._base(path, self.row(path)), words=words)
+
     def begin_run(self) -> None:
         """An index run starts: every file may be reported again."""
         self._finished.clear()

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QModelIndex, QSettings, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QSplitter,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -40,15 +41,19 @@ from desktop_app.ui import dialogs
 from desktop_app.ui.answer_model import AnswerTurn
 from desktop_app.ui.answer_view import ConversationPane
 from desktop_app.ui.async_qt import TaskSet
+from desktop_app.ui.citation_nav import CitationCursor
 from desktop_app.ui.export import turn_to_markdown
+from desktop_app.ui.first_run import FirstRunPanel
 from desktop_app.ui.history_panel import HistoryPanel
 from desktop_app.ui.library_model import LibraryModel
+from desktop_app.ui.model_setup import ModelSetup
 from desktop_app.ui.pdf_view import PageViewer
 from desktop_app.ui.progress import IndexProgressWidget, summary_text
 from desktop_app.ui.settings_dialog import SettingsDialog
 from desktop_app.ui.theme import icon
 from desktop_app.ui.watcher import FolderWatcher
-from desktop_app.ui.window_parts import install_menus, make_action, make_library_view
+from desktop_app.ui.window_actions import build_actions, set_focus_order
+from desktop_app.ui.window_parts import FolderDropMixin, make_library_view
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +66,7 @@ def window_settings() -> QSettings:
     return QSettings(str(paths.config_dir() / "window.ini"), QSettings.Format.IniFormat)
 
 
-class MainWindow(QMainWindow):
+class MainWindow(FolderDropMixin, QMainWindow):
     closed = Signal()
     settings_saved = Signal(object)  # the new Settings, after the dialog saved them
 
@@ -83,8 +88,17 @@ class MainWindow(QMainWindow):
         self.library_view = make_library_view(self, self.library, self._on_library_activated)
         self.conversation = ConversationPane(self)
         self.viewer = PageViewer(self)
+        self.first_run = FirstRunPanel(self)
+        self.setup = ModelSetup(self, self.first_run)
+        self.kb_factory: Callable[[], KnowledgeBaseAPI] | None = None  # rebuilds the facade
+        self.citations = CitationCursor()
+        middle = QWidget(self)
+        column = QVBoxLayout(middle)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.first_run)
+        column.addWidget(self.conversation, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        for pane in (self.library_view, self.conversation, self.viewer):
+        for pane in (self.library_view, middle, self.viewer):
             self.splitter.addWidget(pane)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setStretchFactor(0, 2)
@@ -103,7 +117,8 @@ class MainWindow(QMainWindow):
         self.status_label = QLabel(self)
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
-        self._make_actions()
+        build_actions(self)
+        set_focus_order(self)
         self.conversation.ask_requested.connect(self.ask)
         self.conversation.stop_requested.connect(self.stop)
         self.conversation.citation_clicked.connect(self._on_citation_clicked)
@@ -113,39 +128,16 @@ class MainWindow(QMainWindow):
         self.watcher = FolderWatcher(self.reindex, lambda: self.index_task is not None and not self.index_task.done(), self)
         self.closed.connect(self.watcher.stop)
         self._restore_layout()
-        self._update_actions()
+        self.update_actions()
 
     # ------------------------------------------------------------------ building
 
-    def _make_actions(self) -> None:
-        action = make_action
-        self.open_action = action(self, "open-folder", "&Open Folder…", self.choose_folder, QKeySequence.StandardKey.Open, "Open a folder of PDFs and index it")
-        self.reindex_action = action(self, "reindex", "&Re-index", self.reindex, "F5", "Index the open folder again (only changed files are parsed)")
-        self.stop_action = action(self, "stop", "&Stop", self.stop, "Ctrl+.", "Stop indexing or the answer (Esc)")
-        self.stop_action.setShortcuts([QKeySequence("Esc"), QKeySequence("Ctrl+.")])
-        self.export_action = action(self, "export", "&Export Answer…", self.choose_export, "Ctrl+E", "Save the current answer as Markdown with footnotes")
-        self.settings_action = action(self, "settings", "Se&ttings…", self.show_settings, "Ctrl+,")
-        self.about_action = action(self, "about", "&About Folio", self.show_about)
-        self.history_action = self.history_dock.toggleViewAction()
-        self.history_action.setText("&History")
-        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
-        self.history_action.setToolTip("Saved answers: reopen or delete them (Ctrl+H)")
-        self.quit_action = action(self, "", "&Quit", self.close, QKeySequence.StandardKey.Quit)
-        install_menus(
-            self,
-            {
-                "&File": [self.open_action, self.reindex_action, self.export_action, None, self.settings_action, None, self.quit_action],
-                "&Answer": [self.stop_action, self.export_action, None, self.history_action],
-                "&Help": [self.about_action],
-            },
-            [self.open_action, self.reindex_action, self.stop_action, self.export_action, None, self.settings_action, self.about_action],
-        )
-
-    def _update_actions(self) -> None:
+    def update_actions(self) -> None:
         indexing = self.index_task is not None and not self.index_task.done()
         asking = self.ask_task is not None and not self.ask_task.done()
         self.reindex_action.setEnabled(bool(self.folder) and not indexing)
         self.stop_action.setEnabled(indexing or asking)
+        self.ask_action.setEnabled(not asking)
         self.export_action.setEnabled(self._exportable_turn() is not None)
         self.conversation.set_busy(asking)
 
@@ -173,6 +165,7 @@ class MainWindow(QMainWindow):
         self.save_layout()
         if self._busy():
             self.kb.cancel()
+        self.setup.cancel()
         self.tasks.cancel_all()
         self.history.tasks.cancel_all()
         for task in (self.index_task, self.ask_task):
@@ -180,28 +173,6 @@ class MainWindow(QMainWindow):
                 task.cancel()
         event.accept()
         self.closed.emit()
-
-    # ------------------------------------------------------------------ drag and drop
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
-        if self._dropped_folder(event) is not None:
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 (Qt override)
-        folder = self._dropped_folder(event)
-        if folder is not None:
-            event.acceptProposedAction()
-            self.open_folder(folder)
-
-    @staticmethod
-    def _dropped_folder(event: QDragEnterEvent | QDropEvent) -> str | None:
-        mime = event.mimeData()
-        if not mime.hasUrls():
-            return None
-        for url in mime.urls():
-            if url.isLocalFile() and Path(url.toLocalFile()).is_dir():
-                return url.toLocalFile()
-        return None
 
     # ------------------------------------------------------------------ indexing
 
@@ -220,8 +191,8 @@ class MainWindow(QMainWindow):
         self.watcher.watch(folder)
         self.setWindowTitle(f"{Path(folder).name} — Folio")
         self.index_task = asyncio.ensure_future(self._index(folder, passwords, previous))
-        self.index_task.add_done_callback(lambda _task: self._update_actions())
-        self._update_actions()
+        self.index_task.add_done_callback(lambda _task: self.update_actions())
+        self.update_actions()
         return self.index_task
 
     def reindex(self) -> None:
@@ -251,14 +222,14 @@ class MainWindow(QMainWindow):
             self.library.set_documents(await self.kb.documents(folder))
         except KnownError as error:
             self.show_status(f"Indexing failed: {error}")
-            self._report(str(error), known=True)
+            self.report(str(error), known=True)
         except asyncio.CancelledError:
             self.show_status("Indexing stopped.")
             raise
         except Exception as error:  # a bug: log it with its traceback and say so
             logger.exception("indexing %s failed", folder)
             self.show_status(f"Indexing failed: {type(error).__name__}: {error}")
-            self._report(f"Indexing failed unexpectedly: {error}", known=False)
+            self.report(f"Indexing failed unexpectedly: {error}", known=False)
         finally:
             self.progress.finish()
         if summary is not None:
@@ -288,14 +259,23 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ answering
 
+    def ask_from_box(self) -> asyncio.Task[AnswerTurn] | None:
+        """Edit ▸ Ask (Ctrl+Enter): ask what the question box holds."""
+        question = self.conversation.question.toPlainText().strip()
+        if not question:
+            self.conversation.question.setFocus()
+            self.show_status("Type a question first.")
+            return None
+        return self.ask(question)
+
     def ask(self, question: str) -> asyncio.Task[AnswerTurn] | None:
         if self.ask_task is not None and not self.ask_task.done():
             self.show_status("An answer is still running: stop it first (Esc).")
             return None
         turn = self.conversation.start_turn(question)
         self.ask_task = asyncio.ensure_future(self._ask(question, turn))
-        self.ask_task.add_done_callback(lambda _task: self._update_actions())
-        self._update_actions()
+        self.ask_task.add_done_callback(lambda _task: self.update_actions())
+        self.update_actions()
         return self.ask_task
 
     async def _ask(self, question: str, turn: AnswerTurn) -> AnswerTurn:
@@ -363,7 +343,20 @@ class MainWindow(QMainWindow):
         if source is None:
             self.show_status(f"[{cid}] is not among the sources given to the model.")
             return
+        self.citations.clicked(self.conversation.turns, turn_index, cid)  # F8 goes on from here
         self.tasks.spawn(self.show_citation(source, turn.support_spans(cid)), f"cite {cid}")
+
+    def step_citation(self, direction: int) -> SourcePayload | None:
+        """F8 / Shift+F8: open the next (+1) or previous (-1) cited passage of the answer."""
+        turns = self.conversation.turns
+        step = self.citations.step(turns, direction)
+        if step is None:
+            self.show_status("No answer with citations yet.")
+            return None
+        turn = turns[step.turn_index]
+        self.show_status(step.describe(turn))
+        self.tasks.spawn(self.show_citation(step.source, turn.support_spans(step.cid)), f"cite {step.cid}")
+        return step.source
 
     def _on_suggestion_clicked(self, turn_index: int, chunk_id: str) -> None:
         source = self.conversation.turns[turn_index].source_by_chunk(chunk_id)
@@ -406,7 +399,7 @@ class MainWindow(QMainWindow):
         try:
             self.export_markdown(path)
         except (OSError, KnownError) as error:
-            self._report(f"Could not export the answer: {error}", known=True)
+            self.report(f"Could not export the answer: {error}", known=True)
 
     def show_settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self)
@@ -414,9 +407,10 @@ class MainWindow(QMainWindow):
         dialog.open()
         return dialog
 
-    def _settings_saved(self, settings: object) -> None:
+    def _settings_saved(self, settings: object, reembed: bool = False) -> None:
         self.show_status("Settings saved.")
         self.settings_saved.emit(settings)
+        self.tasks.spawn(self.setup.apply_settings(reembed), "apply settings")
 
     def show_about(self) -> QMessageBox:
         return dialogs.show_about(self)
@@ -427,5 +421,5 @@ class MainWindow(QMainWindow):
         self.status_label.setText(text)
         logger.info("status: %s", text)
 
-    def _report(self, text: str, known: bool) -> None:
+    def report(self, text: str, known: bool) -> None:
         dialogs.report(self, text, known)

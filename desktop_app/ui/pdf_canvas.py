@@ -64,6 +64,11 @@ class HighlightPdfView(QPdfView):
         super().__init__(parent)
         self.setPageMode(QPdfView.PageMode.SinglePage)
         self.setZoomMode(QPdfView.ZoomMode.FitToWidth)
+        # Fit-to-width with an as-needed scroll bar can oscillate for ever when the page's
+        # height is within a scroll bar's width of the viewport's: the bar appears, the
+        # page narrows and fits, the bar hides, the page widens… (seen at 1400x900, the
+        # window's default size: the GUI thread spun on the relayouts).
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         screen = QGuiApplication.primaryScreen()
         self._resolution = screen.logicalDotsPerInch() / 72.0 if screen else 96.0 / 72.0
         self._highlight_page = -1

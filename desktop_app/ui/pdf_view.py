@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.types import SourcePayload, SourceState, Span
 from desktop_app.ui.answer_html import elide, esc
+from desktop_app.ui.find_bar import FindBar
 from desktop_app.ui.pdf_canvas import HighlightPdfView
 from desktop_app.ui.text_align import align_passage
 from desktop_app.ui.theme import icon
@@ -48,10 +49,13 @@ class PageViewer(QWidget):
         self.view = HighlightPdfView(self)
         self.view.setDocument(self.document)
         self.view.setAccessibleName("Page viewer")
+        self.view.setAccessibleDescription("The cited page, with the passage highlighted")
+        self.find_bar = FindBar(self.view, self)
         self.header = QLabel(self)
         self.header.setWordWrap(True)
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setContentsMargins(6, 4, 6, 4)
+        self.header.setAccessibleName("Shown document")
         self.note = ""
         self.path = ""
         self._source: SourcePayload | None = None
@@ -68,6 +72,7 @@ class PageViewer(QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.header)
         layout.addWidget(self.toolbar)
+        layout.addWidget(self.find_bar)
         layout.addWidget(self.view, 1)
         self.view.pageNavigator().currentPageChanged.connect(self._on_page_changed)
         self.view.page_rendered.connect(self._on_rendered)
@@ -79,29 +84,32 @@ class PageViewer(QWidget):
         self.toolbar = QWidget(self)
         row = QHBoxLayout(self.toolbar)
         row.setContentsMargins(4, 0, 4, 2)
-        self.prev_button = self._tool("prev", "Previous page", lambda: self.go_to(self.page() - 1))
+        self.prev_button = self._tool("prev", "Previous page (Ctrl+PgUp)", lambda: self.go_to(self.page() - 1))
         self.page_box = QSpinBox(self.toolbar)
         self.page_box.setAccessibleName("Page number")
         self.page_box.setMinimum(1)
         self.page_box.setKeyboardTracking(False)
         self.page_box.valueChanged.connect(lambda value: self.go_to(value))
         self.page_count_label = QLabel("/ 0", self.toolbar)
-        self.next_button = self._tool("next", "Next page", lambda: self.go_to(self.page() + 1))
-        self.zoom_out_button = self._tool("zoom-out", "Zoom out", lambda: self.zoom_by(1 / ZOOM_STEP))
-        self.zoom_in_button = self._tool("zoom-in", "Zoom in", lambda: self.zoom_by(ZOOM_STEP))
-        self.fit_width_button = self._tool("fit-width", "Fit width", self.fit_width)
-        self.fit_page_button = self._tool("fit-page", "Fit page", self.fit_page)
+        self.next_button = self._tool("next", "Next page (Ctrl+PgDown)", lambda: self.go_to(self.page() + 1))
+        self.find_button = self._tool("", "Find in this document (Ctrl+F)", self.find_bar.open_bar)
+        self.find_button.setText("Find")
+        self.zoom_out_button = self._tool("zoom-out", "Zoom out (Ctrl+-)", self.zoom_out)
+        self.zoom_in_button = self._tool("zoom-in", "Zoom in (Ctrl+=)", self.zoom_in)
+        self.fit_width_button = self._tool("fit-width", "Fit width (Ctrl+0)", self.fit_width)
+        self.fit_page_button = self._tool("fit-page", "Fit page (Ctrl+9)", self.fit_page)
         for widget in (self.prev_button, self.page_box, self.page_count_label, self.next_button):
             row.addWidget(widget)
         row.addStretch(1)
-        for widget in (self.zoom_out_button, self.zoom_in_button, self.fit_width_button, self.fit_page_button):
+        for widget in (self.find_button, self.zoom_out_button, self.zoom_in_button, self.fit_width_button, self.fit_page_button):
             row.addWidget(widget)
 
     def _tool(self, name: str, tip: str, slot) -> QToolButton:  # noqa: ANN001
         button = QToolButton(self.toolbar)
-        button.setIcon(icon(name))
+        if name:
+            button.setIcon(icon(name))
         button.setToolTip(tip)
-        button.setAccessibleName(tip)
+        button.setAccessibleName(tip.split(" (")[0])
         button.setAutoRaise(True)
         button.clicked.connect(slot)
         return button
@@ -124,6 +132,12 @@ class PageViewer(QWidget):
         zoom = self.view.effective_zoom() * factor
         self.view.setZoomMode(QPdfView.ZoomMode.Custom)
         self.view.setZoomFactor(max(0.2, min(8.0, zoom)))
+
+    def zoom_in(self) -> None:
+        self.zoom_by(ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.zoom_by(1 / ZOOM_STEP)
 
     def fit_width(self) -> None:
         self.view.setZoomMode(QPdfView.ZoomMode.FitToWidth)

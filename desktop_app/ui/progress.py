@@ -24,6 +24,8 @@ def format_duration(seconds: float | None) -> str:
 
 
 def progress_text(event: IndexProgress) -> str:
+    if event.files_total == 0 and event.chunks_done:  # re-embedding: passages, not files
+        return f"{event.chunks_done:,} passages embedded"
     text = f"{event.files_done}/{event.files_total} files · {event.pages_done} pages"
     if event.files_done < event.files_total:
         text += f" · about {format_duration(event.eta_seconds)} left"
@@ -63,6 +65,7 @@ class IndexProgressWidget(QWidget):
         self.bar.setAccessibleName("Indexing progress")
         self.cancel_button = QPushButton("Cancel", self)
         self.cancel_button.setToolTip("Stop indexing; what is done so far stays searchable")
+        self.cancel_button.setAccessibleName("Cancel indexing")
         self.cancel_button.clicked.connect(self.cancel_requested)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)

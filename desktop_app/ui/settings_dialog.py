@@ -1,15 +1,20 @@
 """The settings dialog: edits the one Settings object and saves it as TOML.
 
-Invalid choices are refused with the reason ``Settings.validate`` gives; the dialog stays
-open so the user can fix them.
+Every field of the issue list is here: answer model (default / small / any GGUF file, with
+its size and context length read from the file's header), embedder (default / an ONNX
+folder; changing it offers to re-embed the library), citation style, sources per answer,
+max tokens, temperature, CPU threads, judge, prompt language and the data folder. Invalid
+choices are refused with the reason ``Settings.validate`` gives; the dialog stays open so
+the user can fix them.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -18,116 +23,244 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from desktop_app.core import paths
 from desktop_app.core import settings as settings_store
 from desktop_app.core.errors import KnownError
 from desktop_app.core.settings import Settings
+from desktop_app.services import models_service
+from desktop_app.ui.async_qt import TaskSet
 
 logger = logging.getLogger(__name__)
 
-MODEL_CHOICES = (("default", "Default (Qwen2.5 1.5B)"), ("small", "Small (SmolLM2 135M, fast)"))
+MODEL_CHOICES = (("default", "Default (Qwen2.5 1.5B)"), ("small", "Small (SmolLM2 135M, fast)"), ("file", "A GGUF file…"))
+EMBEDDER_CHOICES = (("default", "Default (all-MiniLM-L6-v2)"), ("folder", "An ONNX folder…"))
+DESCRIBE_DELAY_MS = 150
+MUTED = "color: palette(placeholder-text);"
 
 
 class SettingsDialog(QDialog):
-    saved = Signal(object)  # Settings
+    saved = Signal(object, bool)  # the Settings saved, and whether to re-embed the library
 
     def __init__(self, parent: QWidget | None = None, path: Path | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Folio settings")
+        self.setMinimumWidth(720)
         self.path = path
         self.current = settings_store.load(path)
-        self.model = QComboBox(self)
-        for value, words in MODEL_CHOICES:
-            self.model.addItem(words, value)
-        self.model.addItem("A GGUF file…", "file")
-        self.model_path = QLineEdit(self)
-        self.model_path.setPlaceholderText("/path/to/model.gguf")
-        browse = QPushButton("Browse…", self)
-        browse.clicked.connect(self._browse)
-        model_row = QHBoxLayout()
-        model_row.addWidget(self.model)
-        model_row.addWidget(self.model_path, 1)
-        model_row.addWidget(browse)
-        self.style = QComboBox(self)
-        self.style.addItem("Numbered labels [1]", "label")
-        self.style.addItem("Short ids [abc1234]", "shortid")
-        self.sources = self._spin(1, 20, self.current.sources_per_answer)
-        self.max_tokens = self._spin(16, 4096, self.current.max_tokens)
-        self.threads = self._spin(1, 256, self.current.threads)
+        self.tasks = TaskSet()
+        self.reembed_box: QMessageBox | None = None
+        self.model, self.model_path, model_row = self._choice_row(MODEL_CHOICES, "Answer model", "/path/to/model.gguf", self._browse_model)
+        self.model_info = self._info_label("Answer model details")
+        self.embedder, self.embedder_path, embedder_row = self._choice_row(EMBEDDER_CHOICES, "Embedder", "a folder with model.onnx and tokenizer.json", self._browse_embedder)
+        self.embedder_info = self._info_label("Embedder details")
+        self.style = self._combo("Citation style", (("label", "Numbered labels [1]"), ("shortid", "Short ids [abc1234]")))
+        self.sources = self._spin("Sources per answer", 1, 20, self.current.sources_per_answer)
+        self.max_tokens = self._spin("Max answer tokens", 16, 4096, self.current.max_tokens)
+        self.threads = self._spin("CPU threads", 1, 256, self.current.threads)
+        self.threads.setToolTip(f"This computer has {os.cpu_count() or '?'} logical cores; leave one for the window.")
         self.temperature = QDoubleSpinBox(self)
         self.temperature.setRange(0.0, 2.0)
         self.temperature.setSingleStep(0.05)
         self.temperature.setValue(self.current.temperature)
+        self.temperature.setAccessibleName("Temperature")
+        self.temperature.setMinimumWidth(90)
         self.judge = QCheckBox("Ask the model to double-check each sentence (slower)", self)
         self.judge.setChecked(self.current.judge)
-        self.language = QComboBox(self)
-        for value, words in (("auto", "Automatic"), ("en", "English"), ("zh", "Chinese")):
-            self.language.addItem(words, value)
+        self.judge.setAccessibleName("Judge each sentence with the model")
+        self.language = self._combo("Prompt language", (("auto", "Automatic"), ("en", "English"), ("zh", "Chinese")))
+        self.data_dir = QLineEdit(self.current.data_dir, self)
+        self.data_dir.setPlaceholderText(f"Default: {paths.data_dir()}")
+        self.data_dir.setAccessibleName("Data folder")
+        self.data_dir.setAccessibleDescription("Where the library and the sample folder live; empty for the default")
+        data_row = self._row(self.data_dir, self._button("Browse…", "Choose the data folder", self._browse_data_dir))
         self.error = QLabel(self)
         self.error.setStyleSheet("color: #c62828;")
         self.error.setWordWrap(True)
-        form = QFormLayout()
-        form.addRow("Answer model", model_row)
-        form.addRow("Citation style", self.style)
-        form.addRow("Sources per answer", self.sources)
-        form.addRow("Max answer tokens", self.max_tokens)
-        form.addRow("Temperature", self.temperature)
-        form.addRow("CPU threads", self.threads)
-        form.addRow("Prompt language", self.language)
-        form.addRow("", self.judge)
-        buttons = QDialogButtonBox(
-            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self
-        )
+        self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        models = self._group("Models", [("Answer model", model_row), ("", self.model_info), ("Embedder", embedder_row), ("", self.embedder_info)])
+        answers = self._group("Answers", [
+            ("Citation style", self.style), ("Sources per answer", self.sources),
+            ("Max answer tokens", self.max_tokens), ("Temperature", self.temperature),
+            ("CPU threads", self.threads), ("Prompt language", self.language), ("", self.judge),
+        ], stretch=False)  # fmt: skip
+        storage = self._group("Storage", [("Data folder", data_row)])
+        note = QLabel("Changes apply to the next question. Models stay in Folio's models folder.", self)
+        note.setStyleSheet(MUTED)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self)
         buttons.accepted.connect(self.try_save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(QLabel("Model and thread changes apply to the next question.", self))
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
+        for widget in (models, answers, storage, note, self.error, buttons):
+            layout.addWidget(widget)
+        self._describe_timer = QTimer(self)
+        self._describe_timer.setSingleShot(True)
+        self._describe_timer.setInterval(DESCRIBE_DELAY_MS)
+        self._describe_timer.timeout.connect(self.describe_models)
         self._load_values()
+        for signal in (self.model.currentIndexChanged, self.model_path.textChanged, self.embedder.currentIndexChanged, self.embedder_path.textChanged):
+            signal.connect(self._choices_changed)
+        self._choices_changed()
+        self.finished.connect(lambda _result: self.tasks.cancel_all())
 
-    def _spin(self, low: int, high: int, value: int) -> QSpinBox:
+    # ------------------------------------------------------------------ building
+
+    def _combo(self, name: str, items: tuple[tuple[str, str], ...]) -> QComboBox:
+        box = QComboBox(self)
+        for value, words in items:
+            box.addItem(words, value)
+        box.setAccessibleName(name)
+        return box
+
+    def _spin(self, name: str, low: int, high: int, value: int) -> QSpinBox:
         box = QSpinBox(self)
         box.setRange(low, high)
         box.setValue(value)
+        box.setAccessibleName(name)
+        box.setMinimumWidth(90)
         return box
 
+    def _button(self, text: str, name: str, slot: object) -> QPushButton:
+        button = QPushButton(text, self)
+        button.setAccessibleName(name)
+        button.clicked.connect(slot)
+        return button
+
+    @staticmethod
+    def _row(*widgets: QWidget) -> QHBoxLayout:
+        row = QHBoxLayout()
+        for widget in widgets:
+            row.addWidget(widget, 1 if isinstance(widget, QLineEdit) else 0)
+        return row
+
+    def _choice_row(self, items: tuple[tuple[str, str], ...], name: str, placeholder: str, browse: object) -> tuple[QComboBox, QLineEdit, QHBoxLayout]:
+        box = self._combo(name, items)
+        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        edit = QLineEdit(self)
+        edit.setPlaceholderText(placeholder)
+        edit.setAccessibleName(f"{name} path")
+        button = self._button("Browse…", f"Choose the {name.lower()}", browse)
+        return box, edit, self._row(box, edit, button)
+
+    def _info_label(self, name: str) -> QLabel:
+        label = QLabel(self)
+        label.setStyleSheet(MUTED)
+        label.setWordWrap(True)
+        label.setAccessibleName(name)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return label
+
+    def _group(self, title: str, rows: list[tuple[str, object]], stretch: bool = True) -> QGroupBox:
+        group = QGroupBox(title, self)
+        form = QFormLayout(group)
+        if not stretch:  # numbers and short lists read better at their natural width
+            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        for label, field in rows:
+            form.addRow(label, field)  # type: ignore[call-overload]
+        return group
+
     def _load_values(self) -> None:
-        model = self.current.answer_model
-        position = self.model.findData(model)
-        if position < 0:
-            self.model.setCurrentIndex(self.model.findData("file"))
-            self.model_path.setText(model)
+        current = self.current
+        if current.answer_model in ("default", "small"):
+            self.model.setCurrentIndex(self.model.findData(current.answer_model))
         else:
-            self.model.setCurrentIndex(position)
-        self.style.setCurrentIndex(max(0, self.style.findData(self.current.citation_style)))
-        self.language.setCurrentIndex(max(0, self.language.findData(self.current.prompt_language)))
+            self.model.setCurrentIndex(self.model.findData("file"))
+            self.model_path.setText(current.answer_model)
+        if current.embedder == "default":
+            self.embedder.setCurrentIndex(self.embedder.findData("default"))
+        else:
+            self.embedder.setCurrentIndex(self.embedder.findData("folder"))
+            self.embedder_path.setText(current.embedder)
+        self.style.setCurrentIndex(max(0, self.style.findData(current.citation_style)))
+        self.language.setCurrentIndex(max(0, self.language.findData(current.prompt_language)))
 
-    def _browse(self) -> None:
-        dialog = QFileDialog(self, "Choose a GGUF model", str(Path.home()), "GGUF models (*.gguf)")
-        dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
-        dialog.fileSelected.connect(self._model_file_chosen)
+    # ------------------------------------------------------------------ choosing files
+
+    def _browse_model(self) -> QFileDialog:
+        return self._pick("Choose a GGUF model", "GGUF models (*.gguf)", self.model_file_chosen, folder=False)
+
+    def _browse_embedder(self) -> QFileDialog:
+        return self._pick("Choose an ONNX embedder folder", "", self.embedder_folder_chosen, folder=True)
+
+    def _browse_data_dir(self) -> QFileDialog:
+        return self._pick("Choose the data folder", "", self.data_dir.setText, folder=True)
+
+    def _pick(self, title: str, name_filter: str, chosen: object, folder: bool) -> QFileDialog:
+        dialog = QFileDialog(self, title, str(Path.home()), name_filter)
+        if folder:
+            dialog.setFileMode(QFileDialog.FileMode.Directory)
+            dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        else:
+            dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
+        dialog.fileSelected.connect(chosen)
         dialog.open()
+        return dialog
 
-    def _model_file_chosen(self, path: str) -> None:
+    def model_file_chosen(self, path: str) -> None:
         self.model.setCurrentIndex(self.model.findData("file"))
         self.model_path.setText(path)
 
-    def chosen(self) -> Settings:
+    def embedder_folder_chosen(self, path: str) -> None:
+        self.embedder.setCurrentIndex(self.embedder.findData("folder"))
+        self.embedder_path.setText(path)
+
+    # ------------------------------------------------------------------ details of the models
+
+    def _choices_changed(self, *_: object) -> None:
+        self.model_path.setEnabled(self.model.currentData() == "file")
+        self.embedder_path.setEnabled(self.embedder.currentData() == "folder")
+        self.model_info.setText("Reading the model…")
+        self.embedder_info.setText("")
+        self._describe_timer.start()
+
+    def describe_models(self) -> None:
+        """Show size and context length of the chosen model (read off the GUI thread)."""
+        self._describe_timer.stop()
+        model, embedder = self._model_choice(), self._embedder_choice()
+        self.tasks.spawn(self._describe(model, embedder), "describe models")
+
+    async def _describe(self, model: str, embedder: str) -> None:
+        if not model:
+            self.model_info.setText("Choose a .gguf file.")
+        else:
+            info = await models_service.describe_answer_model(model)
+            if model == self._model_choice():  # still the choice shown
+                self.model_info.setText(info.problem or info.summary)
+        if not embedder:
+            self.embedder_info.setText("Choose a folder with model.onnx and tokenizer.json.")
+        else:
+            about = await models_service.describe_embedder(embedder)
+            if embedder == self._embedder_choice():
+                self.embedder_info.setText(about.summary or about.problem)
+
+    def _model_choice(self) -> str:
         model = self.model.currentData()
-        if model == "file":
-            model = self.model_path.text().strip()
+        return self.model_path.text().strip() if model == "file" else str(model)
+
+    def _embedder_choice(self) -> str:
+        return self.embedder_path.text().strip() if self.embedder.currentData() == "folder" else "default"
+
+    # ------------------------------------------------------------------ saving
+
+    def chosen(self) -> Settings:
+        model, embedder = self._model_choice(), self._embedder_choice()
+        if not model:
+            raise KnownError("No GGUF file chosen.", "Browse for a .gguf file, or pick Default or Small.")
+        if not embedder:
+            raise KnownError("No embedder folder chosen.", "Browse for a folder with model.onnx and tokenizer.json, or pick Default.")
         return self.current.replace(
             answer_model=model,
+            embedder=embedder,
             citation_style=self.style.currentData(),
             sources_per_answer=self.sources.value(),
             max_tokens=self.max_tokens.value(),
@@ -135,20 +268,44 @@ class SettingsDialog(QDialog):
             threads=self.threads.value(),
             judge=self.judge.isChecked(),
             prompt_language=self.language.currentData(),
+            data_dir=self.data_dir.text().strip(),
         )
 
     def try_save(self) -> bool:
-        """Validate and save; on a bad choice show the reason and keep the dialog open."""
-        settings = self.chosen()
+        """Validate and save; on a bad choice show the reason and keep the dialog open.
+        A new embedder first asks whether to re-embed the library."""
         try:
+            settings = self.chosen()
             settings_store.save(settings, self.path)
         except KnownError as error:
             self.error.setText(str(error))
+            self.error.setAccessibleName(str(error))
             return False
         except OSError as error:
             self.error.setText(f"Could not save the settings: {error}")
             return False
-        self.current = settings
-        self.saved.emit(settings)
-        self.accept()
+        previous, self.current = self.current, settings
+        self.error.setText("")
+        if settings.embedder != previous.embedder:
+            self.reembed_box = self._ask_reembed(settings)
+            return True
+        self._finish(settings, False)
         return True
+
+    def _ask_reembed(self, settings: Settings) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Question, "Re-embed the library?", "The embedder changed.", parent=self)
+        box.setInformativeText(
+            "Passages indexed with the old embedder are not found by meaning until they are "
+            "embedded again. Re-embed the library now? It runs in the background and can be stopped."
+        )
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.button(QMessageBox.StandardButton.Yes).setText("Re-embed now")
+        box.button(QMessageBox.StandardButton.No).setText("Later")
+        box.setDefaultButton(QMessageBox.StandardButton.Yes)
+        box.finished.connect(lambda _result: self._finish(settings, box.clickedButton() is box.button(QMessageBox.StandardButton.Yes)))
+        box.open()
+        return box
+
+    def _finish(self, settings: Settings, reembed: bool) -> None:
+        self.saved.emit(settings, reembed)
+        self.accept()

@@ -1,13 +1,14 @@
 """Pieces of the main window that are only construction: the library table, actions,
-menus and the toolbar."""
+menus and the toolbar; and opening a folder dropped on the window."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMainWindow, QTableView, QWidget
 
 from desktop_app.ui.theme import icon
@@ -71,3 +72,28 @@ def install_menus(window: QMainWindow, menus: dict[str, list[QAction | None]], t
             tools.addSeparator()
         else:
             tools.addAction(action)
+
+
+class FolderDropMixin:
+    """Drop a folder on the window to open it (needs ``setAcceptDrops(True)`` and an
+    ``open_folder(path)`` method on the window)."""
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:  # noqa: N802 (Qt override)
+        if dropped_folder(event) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 (Qt override)
+        folder = dropped_folder(event)
+        if folder is not None:
+            event.acceptProposedAction()
+            self.open_folder(folder)  # type: ignore[attr-defined]
+
+
+def dropped_folder(event: QDragEnterEvent | QDropEvent) -> str | None:
+    mime = event.mimeData()
+    if not mime.hasUrls():
+        return None
+    for url in mime.urls():
+        if url.isLocalFile() and Path(url.toLocalFile()).is_dir():
+            return url.toLocalFile()
+    return None

@@ -1,20 +1,25 @@
 """A fake knowledge base for the window tests: indexes by listing PDFs and streams a
-scripted answer (tokens and citation events) with small asyncio sleeps."""
+scripted answer (tokens and citation events) with small asyncio sleeps; and a fake model
+installer."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
 import re
+import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pypdf
 
+from desktop_app.core import models
+from desktop_app.core.errors import Cancelled
 from desktop_app.core.ids import chunk_id, sha256_file
+from desktop_app.core.models import InstallProgress, InstallStep
 from desktop_app.core.types import (
     AnswerCancelled,
     AnswerEvent,
@@ -150,6 +155,7 @@ class FakeKnowledgeBase:
         self._cancelled = False
         self.saved: dict[str, dict[str, Any]] = {}  # answer id -> record, oldest first
         self.deleted: list[str] = []
+        self.reindex_calls = 0
 
     # ------------------------------------------------------------------ indexing
 
@@ -198,6 +204,18 @@ class FakeKnowledgeBase:
         elapsed = time.monotonic() - started
         yield IndexProgress(len(files), len(files), pages_done, pages_done, "", elapsed, 0.0)
         yield IndexSummary(done, pages_done, pages_done, 0, tuple(failed), (), False, elapsed)
+
+    async def reindex(self) -> AsyncIterator[IndexEvent]:
+        """Re-embed every stored passage: one progress event per document."""
+        self._cancelled = False
+        self.reindex_calls += 1
+        done = 0
+        for info in list(self.documents_by_path.values()):
+            await asyncio.sleep(self.file_delay)
+            if self._cancelled:
+                return
+            done += max(1, info.chunks)
+            yield IndexProgress(0, 0, 0, done, "", 0.0, None)
 
     async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]:
         await asyncio.sleep(0)
@@ -277,3 +295,49 @@ class FakeKnowledgeBase:
 
     async def close(self) -> None:
         self.closed = True
+
+
+class FakeInstaller:
+    """Stands in for ``models.install``: reports progress like it, then writes every file of
+    the set at its manifest size (sparse, so instantly). It can hold half-way through the
+    first file until ``release`` is set (cancelling meanwhile raises ``Cancelled``), or
+    fail there with ``fail``."""
+
+    def __init__(self, hold: bool = False, fail: Exception | None = None) -> None:
+        self.calls: list[str] = []
+        self.threads: list[str] = []
+        self.halfway = threading.Event()
+        self.release = threading.Event()
+        self.fail = fail
+        if not hold:
+            self.release.set()
+
+    def __call__(
+        self,
+        which: str = "small",
+        progress: Callable[[InstallProgress], None] | None = None,
+        should_cancel: Callable[[], bool] | None = None,
+    ) -> list[Path]:
+        self.calls.append(which)
+        self.threads.append(threading.current_thread().name)
+        specs = models.select(models.load_manifest(), which)
+
+        def report(step: InstallStep, spec: models.ModelSpec, done: int, index: int) -> None:
+            if progress is not None:
+                progress(InstallProgress(step, spec.id, done, spec.size, index, len(specs)))
+
+        for index, spec in enumerate(specs):
+            report(InstallStep.DOWNLOAD, spec, 0, index)
+            report(InstallStep.ASSEMBLE, spec, spec.size // 2, index)
+            self.halfway.set()
+            while not self.release.wait(0.01):
+                if should_cancel is not None and should_cancel():
+                    raise Cancelled()
+            if self.fail is not None:
+                raise self.fail
+            path = spec.path()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("wb") as handle:
+                handle.truncate(spec.size)
+            report(InstallStep.INSTALLED, spec, spec.size, index + 1)
+        return [spec.path() for spec in specs]
