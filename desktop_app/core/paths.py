@@ -58,8 +58,24 @@ def models_dir() -> Path:
     return path
 
 
+def library_dir() -> Path:
+    """Where the library lives: the data folder chosen in Settings (``data_dir``), else
+    :func:`data_dir`. The window and the command line open the same library."""
+    from desktop_app.core import settings as settings_store  # it imports this module
+
+    chosen = settings_store.load().data_dir
+    if chosen:
+        folder = Path(chosen).expanduser()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            return folder
+        except OSError:
+            pass  # the window says so (ui/model_setup.data_folder); fall back like it
+    return data_dir()
+
+
 def default_db_path() -> Path:
-    return data_dir() / "library.duckdb"
+    return library_dir() / "library.duckdb"
 
 
 def is_frozen() -> bool:

@@ -1,0 +1,28 @@
+"""The data folder chosen in Settings moves the library for the command line too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from desktop_app.core import paths
+from desktop_app.core import settings as settings_store
+from desktop_app.core.settings import Settings
+
+
+def test_the_library_follows_the_data_folder_chosen_in_settings(tmp_path: Path) -> None:
+    assert paths.default_db_path() == paths.data_dir() / "library.duckdb"
+    chosen = tmp_path / "elsewhere"
+    chosen.mkdir()
+    settings_store.save(Settings(data_dir=str(chosen)))
+    assert paths.default_db_path() == chosen / "library.duckdb"
+    assert paths.models_dir() != chosen / "models"  # models stay where they were installed
+
+
+def test_the_cli_opens_the_library_in_the_chosen_data_folder(tmp_path: Path) -> None:
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    chosen = tmp_path / "lib"
+    chosen.mkdir()
+    settings_store.save(Settings(data_dir=str(chosen)))
+    kb = KnowledgeBase(settings=settings_store.load())
+    assert kb.db_path == chosen / "library.duckdb"
