@@ -86,6 +86,7 @@ _CN_LEVELS = {"编": 0, "篇": 0, "部分": 0, "章": 1, "节": 2, "条": 3, "�
 _EN_LEVELS = {
     "part": 0, "teil": 0, "chapter": 1, "kapitel": 1, "appendix": 1, "annex": 1,
     "anhang": 1, "section": 2, "sec.": 2, "abschnitt": 2, "article": 2, "art.": 2,
+    "clause": 1, "schedule": 1,  # contracts: "Clause 4 Deposit", then "4.1 …", "4.2 …"
 }
 _MARKDOWN = re.compile(r"(#{1,6})\s+(\S.*)")
 _CN_HEADING = re.compile(
@@ -94,7 +95,7 @@ _CN_HEADING = re.compile(
 _CN_ENUM = re.compile(rf"([{_CN_DIGITS}]+[、．]|[（(][{_CN_DIGITS}]+[）)])\s*(\S.*)")
 _EN_HEADING = re.compile(
     r"((Part|PART|Teil|Chapter|CHAPTER|Kapitel|Appendix|APPENDIX|Annex|ANNEX|Anhang|"
-    r"Section|SECTION|Sec\.|Abschnitt|Article|ARTICLE|Art\.)\s+"
+    r"Section|SECTION|Sec\.|Abschnitt|Article|ARTICLE|Art\.|Clause|CLAUSE|Schedule|SCHEDULE)\s+"
     r"(\d+(?:\.\d+)*|[IVXLCDM]+|[A-Z])\b[.:]?)\s*(.*)"
 )
 _PARAGRAPH = re.compile(r"(§+\s*\d+[a-z]?(?:\.\d+)*)\s*(.*)")
@@ -344,7 +345,12 @@ def _pack(
         last = first
         while last + 1 < len(units):
             following = units[last + 1]
-            if following.heading is not None and total >= min_tokens:
+            # A heading starts a new chunk once this one holds enough; a chapter or a
+            # contract's clause ("Clause 4 Deposit", level <= 1) even sooner, so that it
+            # is not the tail of the previous clause's chunk.
+            if following.heading is not None and (
+                total >= min_tokens or (following.heading.level <= 1 and total >= min_tokens / 4)
+            ):
                 break
             if total + following.tokens > max_tokens:
                 break

@@ -230,3 +230,16 @@ def test_chunks_fit_the_real_embedder_window(embedder_dir: Path) -> None:
         doc = extract_document(str(SHARED / "corpus" / name))
         lengths = [len(tokenizer.encode(c.text).ids) for c in chunk_document(doc)]  # with CLS/SEP
         assert max(lengths) <= 256, name
+
+
+def test_a_contract_clause_stays_whole_with_its_sub_clauses(tmp_path: Path) -> None:
+    """"Clause 4 Deposit" starts a chunk holding 4.1 (the amount) and 4.2 (the repayment),
+    so a question about the deposit gets both from one passage."""
+    from desktop_app.core.sample_pdfs import write_samples
+
+    lease = next(p for p in write_samples(tmp_path) if p.name == "office-lease.pdf")
+    chunks = chunk_document(extract_document(lease))
+    deposit = [c for c in chunks if "14,400" in c.text]
+    assert len(deposit) == 1
+    assert deposit[0].text.startswith("Clause 4 Deposit") and "repaid within two months" in deposit[0].text
+    assert deposit[0].section.startswith("Clause 4 Deposit")
