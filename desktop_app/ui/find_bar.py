@@ -17,7 +17,7 @@ from PySide6.QtPdf import QPdfSearchModel
 from PySide6.QtPdfWidgets import QPdfView
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from desktop_app.ui.theme import icon
+from desktop_app.ui.theme import tool_button
 
 logger = logging.getLogger(__name__)
 
@@ -93,14 +93,7 @@ class FindBar(QWidget):
         self.hide()
 
     def _button(self, name: str, tip: str, slot: Callable[[], None]) -> QToolButton:
-        button = QToolButton(self)
-        if name:
-            button.setIcon(icon(name))
-        button.setToolTip(tip)
-        button.setAccessibleName(tip.split(" (")[0])
-        button.setAutoRaise(True)
-        button.clicked.connect(slot)
-        return button
+        return tool_button(self, name, tip, slot)
 
     # ------------------------------------------------------------------ opening
 

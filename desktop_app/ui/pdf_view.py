@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
@@ -30,7 +31,7 @@ from desktop_app.ui.answer_html import elide, esc
 from desktop_app.ui.find_bar import FindBar
 from desktop_app.ui.pdf_canvas import HighlightPdfView
 from desktop_app.ui.text_align import align_passage
-from desktop_app.ui.theme import icon
+from desktop_app.ui.theme import tool_button
 
 logger = logging.getLogger(__name__)
 
@@ -104,15 +105,8 @@ class PageViewer(QWidget):
         for widget in (self.find_button, self.zoom_out_button, self.zoom_in_button, self.fit_width_button, self.fit_page_button):
             row.addWidget(widget)
 
-    def _tool(self, name: str, tip: str, slot) -> QToolButton:  # noqa: ANN001
-        button = QToolButton(self.toolbar)
-        if name:
-            button.setIcon(icon(name))
-        button.setToolTip(tip)
-        button.setAccessibleName(tip.split(" (")[0])
-        button.setAutoRaise(True)
-        button.clicked.connect(slot)
-        return button
+    def _tool(self, name: str, tip: str, slot: Callable[[], object]) -> QToolButton:
+        return tool_button(self.toolbar, name, tip, slot)
 
     # ------------------------------------------------------------------ navigation
 

@@ -4,10 +4,12 @@ the icons in ``resources/icons``, and Qt's messages routed into Python logging."
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from functools import cache
 
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QGuiApplication, QIcon, QPalette
+from PySide6.QtWidgets import QToolButton, QWidget
 
 from desktop_app.core import paths
 from desktop_app.ui.answer_html import DARK, Colours
@@ -74,6 +76,19 @@ def icon(name: str) -> QIcon:
         logger.warning("icon %s missing", path)
         return QIcon()
     return QIcon(str(path))
+
+
+def tool_button(parent: QWidget, name: str, tip: str, slot: Callable[[], object]) -> QToolButton:
+    """A flat tool button with icon NAME (none when empty), its tooltip, and the tooltip's
+    words before " (shortcut)" as its screen-reader name."""
+    button = QToolButton(parent)
+    if name:
+        button.setIcon(icon(name))
+    button.setToolTip(tip)
+    button.setAccessibleName(tip.split(" (")[0])
+    button.setAutoRaise(True)
+    button.clicked.connect(slot)
+    return button
 
 
 _LEVELS = {
