@@ -168,7 +168,9 @@ def _stale_banner(turn: AnswerTurn, cid: str, state: SourceState, number: int, c
 
 def _status_line(turn: AnswerTurn, colours: Colours) -> str:
     if turn.state is TurnState.WAITING:
-        return f'<p style="color:{colours.muted};"><i>Searching the documents…</i></p>'
+        # Retrieval takes milliseconds; the wait is the model reading the passages.
+        return (f'<p style="color:{colours.muted};"><i>Finding the passages; the model reads them'
+                " before it writes (on a small machine, up to half a minute)… Esc stops.</i></p>")
     if turn.state is TurnState.STREAMING:
         return f'<p style="color:{colours.muted};"><i>Answering… (Esc stops)</i></p>'
     if turn.state is TurnState.CANCELLED:

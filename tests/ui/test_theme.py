@@ -38,3 +38,13 @@ def test_elide_keeps_both_ends() -> None:
     short = elide(section, 40)
     assert len(short) == 40 and short.startswith("4 Opening") and short.endswith("Handshake")
     assert elide("short", 40) == "short"
+
+
+def test_while_the_model_reads_the_passages_the_answer_says_so_and_how_to_stop() -> None:
+    from desktop_app.ui.answer_html import DARK, render_turn
+    from desktop_app.ui.answer_model import AnswerTurn, TurnState
+
+    waiting = render_turn(AnswerTurn("How long is the warranty?"), 1, DARK)
+    assert "the model reads them" in waiting and "Esc stops" in waiting
+    done = render_turn(AnswerTurn("q", state=TurnState.CANCELLED), 1, DARK)
+    assert "the model reads them" not in done
