@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
+
+logger = logging.getLogger(__name__)
 
 APP_NAME = "folio"
 
@@ -58,19 +61,21 @@ def models_dir() -> Path:
     return path
 
 
-def library_dir() -> Path:
-    """Where the library lives: the data folder chosen in Settings (``data_dir``), else
-    :func:`data_dir`. The window and the command line open the same library."""
-    from desktop_app.core import settings as settings_store  # it imports this module
+def library_dir(chosen: str | None = None) -> Path:
+    """Where the library lives: ``chosen`` (default: the data folder saved in Settings,
+    ``data_dir``), else :func:`data_dir` — also when the chosen folder cannot be made.
+    The window and the command line open the same library."""
+    if chosen is None:
+        from desktop_app.core import settings as settings_store  # it imports this module
 
-    chosen = settings_store.load().data_dir
+        chosen = settings_store.load().data_dir
     if chosen:
         folder = Path(chosen).expanduser()
         try:
             folder.mkdir(parents=True, exist_ok=True)
             return folder
-        except OSError:
-            pass  # the window says so (ui/model_setup.data_folder); fall back like it
+        except OSError as error:
+            logger.warning("data folder %s unusable (%s); using the default", folder, error)
     return data_dir()
 
 

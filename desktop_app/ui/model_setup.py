@@ -38,14 +38,7 @@ SAMPLES_FOLDER = "samples"
 
 def data_folder(settings: Settings) -> Path:
     """Where the library and the samples live: the settings' data folder, else the default."""
-    if settings.data_dir:
-        folder = Path(settings.data_dir).expanduser()
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            return folder
-        except OSError as error:
-            logger.warning("data folder %s unusable (%s); using the default", folder, error)
-    return paths.data_dir()
+    return paths.library_dir(settings.data_dir)
 
 
 class ModelSetup(QObject):
