@@ -87,6 +87,7 @@ _EN_LEVELS = {
     "part": 0, "teil": 0, "chapter": 1, "kapitel": 1, "appendix": 1, "annex": 1,
     "anhang": 1, "section": 2, "sec.": 2, "abschnitt": 2, "article": 2, "art.": 2,
     "clause": 1, "schedule": 1,  # contracts: "Clause 4 Deposit", then "4.1 …", "4.2 …"
+    "note": 1,  # financial statements: "Note 5 - Acquisitions and Divestitures"
 }
 _MARKDOWN = re.compile(r"(#{1,6})\s+(\S.*)")
 _CN_HEADING = re.compile(
@@ -95,8 +96,14 @@ _CN_HEADING = re.compile(
 _CN_ENUM = re.compile(rf"([{_CN_DIGITS}]+[、．]|[（(][{_CN_DIGITS}]+[）)])\s*(\S.*)")
 _EN_HEADING = re.compile(
     r"((Part|PART|Teil|Chapter|CHAPTER|Kapitel|Appendix|APPENDIX|Annex|ANNEX|Anhang|"
-    r"Section|SECTION|Sec\.|Abschnitt|Article|ARTICLE|Art\.|Clause|CLAUSE|Schedule|SCHEDULE)\s+"
-    r"(\d+(?:\.\d+)*|[IVXLCDM]+|[A-Z])\b[.:]?)\s*(.*)"
+    r"Section|SECTION|Sec\.|Abschnitt|Article|ARTICLE|Art\.|Clause|CLAUSE|Schedule|SCHEDULE|"
+    r"Note|NOTE)\s+(\d+(?:\.\d+)*|[IVXLCDM]+|[A-Z])\b[.:]?)\s*[-–—]?\s*(.*)"
+)
+# The title of a financial statement: "Consolidated Statements of Cash Flows",
+# "Condensed Consolidated Balance Sheets" (and "Consolidated Balance Shee" when the
+# PDF's text layer breaks the word). It names what the page is.
+_STATEMENT = re.compile(
+    r"(?:condensed\s+)?consolidated\s+(?:statements?\s+of\s+\S.*|balance\s+\S.*)", re.IGNORECASE
 )
 _PARAGRAPH = re.compile(r"(§+\s*\d+[a-z]?(?:\.\d+)*)\s*(.*)")
 _NUMBERED = re.compile(r"(\d{1,3}(?:\.\d{1,3}){0,5})([.)]?)\s+(\S.*)")
@@ -175,11 +182,15 @@ def detect_heading(line: str) -> Heading | None:
     if match := _EN_HEADING.match(line):
         if _is_toc(match[4]):
             return None
+        if match[2].lower() == "note" and match[4].strip() and not _title_like(match[4]):
+            return None  # "Note 3 to the financial statements shows …" is a sentence
         level = _EN_LEVELS[match[2].lower()] + max(0, match[3].count(".") - 1)
         # An appendix or annex is named too, but does not pull itself off the text above it
         # (MMLongBench recall@5 0.80 -> 0.79 when it did: "Appendix E" heads a page's tail).
         named = match[2].lower() not in ("appendix", "annex", "anhang")
         return Heading(level, _entry(match[1].rstrip(".:"), match[4]), named=named)
+    if _STATEMENT.fullmatch(line) and _title_like(line):
+        return Heading(1, re.sub(r"\s+", " ", line), named=True)
     if match := _PARAGRAPH.match(line):
         if _is_toc(match[2]):
             return None
@@ -323,7 +334,7 @@ def chunk_document(
             if not stripped:
                 continue
             start += len(raw) - len(raw.lstrip())
-            body = next((i for i in range(first, last + 1) if units[i].heading is None), last)
+            body = _body(units, first, last, min_tokens / 4)
             chunks.append(Chunk(
                 chunk_id=chunk_id(doc.doc_id, page.page, index),
                 doc_id=doc.doc_id,
@@ -336,6 +347,20 @@ def chunk_document(
             ))
             index += 1
     return chunks
+
+
+def _body(units: list[_Unit], first: int, last: int, lead_max: float) -> int:
+    """The unit whose section path a chunk carries: its first text after any leading
+    headings; and when a heading follows a short lead (a "Table of Contents" link, a
+    company name above "Consolidated Balance Sheets"), the first text after that heading."""
+    lead = 0.0
+    for i in range(first, last + 1):
+        if units[i].heading is not None:
+            return next((j for j in range(i, last + 1) if units[j].heading is None), last)
+        lead += units[i].tokens
+        if lead >= lead_max:
+            break
+    return next((i for i in range(first, last + 1) if units[i].heading is None), last)
 
 
 def _pack(

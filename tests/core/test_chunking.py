@@ -116,6 +116,11 @@ def test_chinese_chapters_sections_and_clauses() -> None:
         ("Chapter IV", "Chapter IV"),
         ("第8.3.2条", "第8.3.2条"),
         ("ANNEX B TECHNICAL DATA", "ANNEX B TECHNICAL DATA"),
+        ("Note 5 - Acquisitions and Divestitures", "Note 5 Acquisitions and Divestitures"),
+        ("NOTE 8.  GOODWILL AND OTHER INTANGIBLES", "NOTE 8 GOODWILL AND OTHER INTANGIBLES"),
+        ("Consolidated Statements of Cash Flows", "Consolidated Statements of Cash Flows"),
+        ("Condensed Consolidated Balance Sheets", "Condensed Consolidated Balance Sheets"),
+        ("Consolidated Balance Shee", "Consolidated Balance Shee"),  # a word the PDF's text layer broke
     ],
 )
 def test_heading_forms(line: str, entry: str) -> None:
@@ -131,6 +136,8 @@ def test_heading_forms(line: str, entry: str) -> None:
         "18,870 23,022 22,650 859",
         "The tenant pays the rent.",
         "第2节 宏包依赖 2",
+        "Note 3 to the financial statements shows that revenue fell.",
+        "Consolidated statements of operations are prepared under GAAP.",
     ],
 )
 def test_not_headings(line: str) -> None:
@@ -243,3 +250,23 @@ def test_a_contract_clause_stays_whole_with_its_sub_clauses(tmp_path: Path) -> N
     assert len(deposit) == 1
     assert deposit[0].text.startswith("Clause 4 Deposit") and "repaid within two months" in deposit[0].text
     assert deposit[0].section.startswith("Clause 4 Deposit")
+
+
+def test_a_statement_page_carries_its_own_title_not_the_previous_pages() -> None:
+    """The balance sheet's chunk opens with a "Table of Contents" link and the company's
+    name, then "Consolidated Balance Sheets": its section is the balance sheet, not the
+    income statement of the page before."""
+    rows = "\n".join(f"The value of item {i} at the end of the year was 1,{i:03d}" for i in range(12))
+    doc = make_doc(
+        f"Table of Contents\nACME Corporation\nConsolidated Statements of Income\n{rows}\n",
+        f"Table of Contents\nACME Corporation\nConsolidated Balance Sheets\n{rows}\n",
+        "Table of Contents\nACME Corporation\nNote 5 - Acquisitions\nIn 2023 we bought Foo.\n",
+    )
+    chunks = chunk_document(doc)
+    assert_exact(doc, chunks)
+    first = {c.page: c.section for c in chunks if c.index == 0}
+    assert first == {
+        1: "Consolidated Statements of Income",
+        2: "Consolidated Balance Sheets",
+        3: "Note 5 Acquisitions",
+    }

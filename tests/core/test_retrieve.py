@@ -12,6 +12,7 @@ import pytest
 
 from desktop_app.core import postings
 from desktop_app.core import terms as termlib
+from desktop_app.core.glossary import Glossary
 from desktop_app.core.retrieve import Retriever
 from desktop_app.core.store import Store
 from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageText
@@ -190,6 +191,22 @@ def test_a_question_naming_a_document_prefers_its_pages(store: Store) -> None:
     retriever = Retriever(store, None)
     assert places(retriever.search("What was Globex total revenue?", k=1).passages) == [("GLOBEX_2021_annual", 1)]
     assert places(retriever.search("What was ACME total revenue?", k=1).passages) == [("ACME_2021_annual", 1)]
+
+
+def test_a_glossary_phrase_finds_the_words_the_document_uses(store: Store) -> None:
+    """ "capex" is never written in a cash-flow statement: the built-in glossary searches
+    for "purchases of property, plant and equipment" too. The evidence gate's coverage
+    still counts the question's own words only."""
+    add_document(store, None, "report", [
+        ["Cash Flows from Investing Activities\nPurchases of property, plant and equipment (1,577) (1,373)"],
+        ["The board met four times in 2018 and approved the plan."],
+    ])
+    question = "What was the capex in 2018?"
+    plain = Retriever(store, None, glossary=Glossary()).search(question, k=1)
+    expanded = Retriever(store, None).search(question, k=1)
+    assert places(plain.passages) == [("report", 2)]
+    assert places(expanded.passages) == [("report", 1)]
+    assert expanded.coverage < 0.5  # "capex" and "2018" are not on page 1
 
 
 def test_search_works_without_an_embedder(library: tuple[Store, FakeEmbedder]) -> None:
