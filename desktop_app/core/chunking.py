@@ -108,6 +108,8 @@ _STATEMENT = re.compile(
 _PARAGRAPH = re.compile(r"(§+\s*\d+[a-z]?(?:\.\d+)*)\s*(.*)")
 _NUMBERED = re.compile(r"(\d{1,3}(?:\.\d{1,3}){0,5})([.)]?)\s+(\S.*)")
 _TOC_LINE = re.compile(r"(?:\.\s?){4,}|…{2,}|\s\d{1,4}$")
+# "52 Weeks Ended", "12 months": a number of time units heads a table column, not a section.
+_QUANTITY = re.compile(r"(?:weeks?|months?|years?|days?|quarters?|hours?)\b", re.IGNORECASE)
 _TITLE_MAX = 60
 _SECTION_DEPTH = 4
 
@@ -152,7 +154,8 @@ def _is_toc(rest: str) -> bool:
 def _all_caps(line: str) -> bool:
     letters = [c for c in line if c.isalpha()]
     return (
-        4 <= len(letters)
+        not line.startswith("(")  # "(MILLIONS)", "(UNAUDITED)": a table's unit, not a title
+        and 4 <= len(letters)
         and len(line) <= _TITLE_MAX
         and all(c.isascii() and c.isupper() for c in letters)
         and sum(c.isdigit() for c in line) <= 2
@@ -202,7 +205,7 @@ def detect_heading(line: str) -> Heading | None:
         depth = number.count(".") + 1
         if depth > 1:  # "8.3.2 Title", or "8.3.2 The tenant shall …": a clause named 8.3.2
             return Heading(depth, _entry(number, rest))
-        if mark != ")" and _title_like(rest, max_words=6):
+        if mark != ")" and _title_like(rest, max_words=6) and not _QUANTITY.match(rest):
             return Heading(1, f"{number} {rest.strip()}")
         return Heading(9, "") if mark else None  # "1. The tenant shall …": a clause
     if _all_caps(line):
@@ -236,6 +239,7 @@ class _Unit:
     end: int
     tokens: float
     heading: Heading | None = None
+    running: bool = False  # a running head or footer line ("Table of Contents", the company)
 
 
 class _Page:
@@ -250,13 +254,18 @@ class _Page:
         body_start = 0
         position = 0
         for line in text.splitlines(keepends=True):
-            heading = None if _line_key(line) in running else detect_heading(line)
-            if heading is not None:
+            end = position + len(line)
+            if _line_key(line) in running:
+                tokens = count(line) if line.strip() else 0.0
+                if 0 < tokens <= max_tokens:
+                    self._add_sentences(body_start, position)
+                    self.units.append(_Unit(position, end, tokens, running=True))
+                    body_start = end
+            elif (heading := detect_heading(line)) is not None:
                 self._add_sentences(body_start, position)
-                end = position + len(line)
                 self._add(position, end, heading)
                 body_start = end
-            position += len(line)
+            position = end
         self._add_sentences(body_start, len(text))
 
     def _add_sentences(self, start: int, end: int) -> None:
@@ -357,7 +366,7 @@ def _body(units: list[_Unit], first: int, last: int, lead_max: float) -> int:
     for i in range(first, last + 1):
         if units[i].heading is not None:
             return next((j for j in range(i, last + 1) if units[j].heading is None), last)
-        lead += units[i].tokens
+        lead += 0.0 if units[i].running else units[i].tokens
         if lead >= lead_max:
             break
     return next((i for i in range(first, last + 1) if units[i].heading is None), last)
@@ -371,6 +380,7 @@ def _pack(
     first = 0
     while first < len(units):
         total = units[first].tokens
+        body = 0.0 if units[first].running else total  # running heads do not count
         last = first
         while last + 1 < len(units):
             following = units[last + 1]
@@ -380,13 +390,14 @@ def _pack(
             # in reports they are as often table rows; MMLongBench recall@5 fell 0.80 -> 0.78.)
             following_named = following.heading is not None and following.heading.named
             if following.heading is not None and (
-                total >= min_tokens
-                or (following_named and following.heading.level <= 1 and total >= min_tokens / 4)
+                body >= min_tokens
+                or (following_named and following.heading.level <= 1 and body >= min_tokens / 4)
             ):
                 break
             if total + following.tokens > max_tokens:
                 break
             total += following.tokens
+            body += 0.0 if following.running else following.tokens
             last += 1
         spans.append((first, last))
         if last + 1 >= len(units):

@@ -107,9 +107,11 @@ class KnowledgeBase:
         store = self.store
         with self._lock:
             if self._retriever is None:
+                from desktop_app.core import glossary
                 from desktop_app.core.retrieve import Retriever
 
-                self._retriever = Retriever(store, embedder)
+                # The built-in glossary and the user's own (config folder).
+                self._retriever = Retriever(store, embedder, glossary=glossary.load_default())
             return self._retriever
 
     def generator(self) -> Any:

@@ -138,6 +138,9 @@ def test_heading_forms(line: str, entry: str) -> None:
         "第2节 宏包依赖 2",
         "Note 3 to the financial statements shows that revenue fell.",
         "Consolidated statements of operations are prepared under GAAP.",
+        "52 Weeks Ended",  # a table's column head
+        "(MILLIONS)",
+        "(UNAUDITED)",
     ],
 )
 def test_not_headings(line: str) -> None:
@@ -270,3 +273,16 @@ def test_a_statement_page_carries_its_own_title_not_the_previous_pages() -> None
         2: "Consolidated Balance Sheets",
         3: "Note 5 Acquisitions",
     }
+
+
+def test_running_heads_never_make_a_chunk_of_their_own() -> None:
+    """A page's running heads (here above a "Note 13" heading, in a table-only document)
+    stay with the text under them: a chunk of nothing but "PFIZER INC. … (UNAUDITED)"
+    would match every question naming the company."""
+    rows = "\n".join(f"Line item {i} 1,{i:03d} 2,{i:03d}" for i in range(12))
+    head = "ACME INC. AND SUBSIDIARY COMPANIES.\nNOTES TO CONDENSED CONSOLIDATED FINANCIAL STATEMENTS\n(UNAUDITED)\n"
+    doc = make_doc(*(f"{head}Note {n}. Commitments\n{rows}\n" for n in (11, 12, 13)))
+    chunks = chunk_document(doc)
+    assert_exact(doc, chunks)
+    assert all("Line item" in c.text for c in chunks)
+    assert [c.section for c in chunks if c.index == 0] == [f"Note {n} Commitments" for n in (11, 12, 13)]

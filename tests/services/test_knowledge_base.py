@@ -99,6 +99,27 @@ def test_search_finds_the_page_that_says_it(folder: Path, tmp_path: Path) -> Non
     close(kb)
 
 
+def test_search_uses_the_users_own_glossary(folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A glossary.toml in the config folder teaches search that "MTBF" means the
+    maintenance interval the manual gives in operating hours."""
+    from desktop_app.core import paths
+
+    config = tmp_path / "config"
+    config.mkdir()
+    monkeypatch.setattr(paths, "config_dir", lambda: config)
+    question = "What is the MTBF?"
+
+    def first_hit(kb: KnowledgeBase) -> str:
+        collect(kb.index(folder))
+        found = asyncio.run(kb.search(question, 1))
+        close(kb)
+        return Path(found[0].doc_path).name if found else ""
+
+    assert first_hit(make_kb(tmp_path / "a")) != "pump.pdf"
+    (config / "glossary.toml").write_text('[[entry]]\nask = "mtbf"\nfind = "impeller seal operating hours"\n')
+    assert first_hit(make_kb(tmp_path / "b")) == "pump.pdf"
+
+
 def test_ask_streams_citations_that_resolve_and_catches_hallucinated(folder: Path, tmp_path: Path) -> None:
     gen = FakeGenerator(["Damage must be reported within 30 days [1]. Rent is monthly [9]."])
     kb = make_kb(tmp_path, gen, sources_per_answer=3)
