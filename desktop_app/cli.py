@@ -174,6 +174,8 @@ async def _ask(args: argparse.Namespace) -> int:
                 continue
             if isinstance(event, AnswerStarted):
                 sources = {s.id: s for s in event.sources}
+                if event.also_searched:
+                    print(f"(also searched for: {event.also_searched})", flush=True)
             elif isinstance(event, TokenDelta):
                 print(event.text, end="", flush=True)
             elif isinstance(event, NoBasis):

@@ -85,7 +85,7 @@ def answer(
     language = prompts.language_for(question, settings.prompt_language)
     weak = evidence_is_weak(retrieval)
     if weak is not None:
-        _no_basis(question, weak, language, answer_id, style, store, emit)
+        _no_basis(question, weak, language, answer_id, style, store, emit, getattr(retrieval, "expansion", ""))
         return answer_id
     try:
         generator = generator_factory()
@@ -114,7 +114,8 @@ def answer(
         emit(AnswerFailed(error=str(exc), known=True))
         return answer_id
     payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)
-    emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style)))
+    emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
+                       also_searched=getattr(retrieval, "expansion", "")))
     resolver = CitationResolver(source_map)
     verifier = (verifier_factory or default_verifier)(source_map)
     claims: list[ClaimVerdict] = []
@@ -192,9 +193,10 @@ def _says_no_answer(text: str, language: str) -> bool:
 
 
 def _no_basis(question: str, reason: str, language: str, answer_id: str, style: str, store: Any,
-              emit: Callable[[AnswerEvent], None]) -> None:
+              emit: Callable[[AnswerEvent], None], also_searched: str = "") -> None:
     text = prompts.NO_BASIS_MESSAGE[language]
-    emit(AnswerStarted(question=question, sources=(), answer_id=answer_id, style=str(style)))
+    emit(AnswerStarted(question=question, sources=(), answer_id=answer_id, style=str(style),
+                       also_searched=also_searched))
     emit(NoBasis(reason=reason))
     emit(TokenDelta(text))
     emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))

@@ -115,6 +115,7 @@ class Retrieval:
     coverage: float
     best_cosine: float  # of the best dense hit; 0 without an embedder or for a CJK question
     cjk: bool
+    expansion: str = ""  # what the glossary added to the question ("" when nothing)
 
 
 @dataclass(frozen=True)
@@ -312,6 +313,7 @@ class Retriever:
         fusion = CJK if cjk else replace(LATIN, dense=LATIN.dense * self._embedder_fit(query))
         asked = termlib.query_terms(query)
         weights, dense_query = self.expanded(query)
+        expansion = self.glossary.expand(query)
         keys = cosines = np.zeros(0)
         semantic: list[tuple[int, float]] = []
         # The embedder and the matrix product run on a worker thread while DuckDB scores
@@ -326,7 +328,7 @@ class Retriever:
             lexical = self._add_chunks(lexical, [key for key, _ in semantic])
         candidates = list(dict.fromkeys([key for key, _ in lexical.ranked] + [key for key, _ in semantic]))
         if not candidates:
-            return Retrieval([], 0.0, 0.0, cjk)
+            return Retrieval([], 0.0, 0.0, cjk, expansion)
         cos = _lookup(keys, cosines, candidates)
         places = self._places(candidates)
         scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
@@ -337,7 +339,8 @@ class Retriever:
         # Coverage (the evidence gate's measure) counts the question's own words only.
         coverage = self._coverage(chosen, lexical, asked)
         best_cosine = semantic[0][1] if semantic else 0.0
-        return Retrieval(passages=passages, coverage=coverage, best_cosine=best_cosine, cjk=cjk)
+        return Retrieval(passages=passages, coverage=coverage, best_cosine=best_cosine, cjk=cjk,
+                         expansion=expansion)
 
     def _fuse(
         self,

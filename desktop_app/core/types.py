@@ -230,6 +230,7 @@ class AnswerStarted:
     sources: tuple[SourcePayload, ...]
     answer_id: str = ""
     style: str = "label"
+    also_searched: str = ""  # the glossary's words for the question's terms (glossary.py)
     event: str = field(default="answer_started", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -238,6 +239,7 @@ class AnswerStarted:
             "question": self.question,
             "answer_id": self.answer_id,
             "style": self.style,
+            "also_searched": self.also_searched,
             "sources": [s.to_json() for s in self.sources],
         }
 

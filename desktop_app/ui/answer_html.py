@@ -314,9 +314,14 @@ def _source_list(turn: AnswerTurn, number: int, colours: Colours) -> str:
             f'<a href="source:{esc(source.id)}?turn={number}" title="{esc(citation_tooltip(source))}"'
             f'{style}>[{esc(turn.chip_label(source.id))}] {esc(source_line(source, 90))}</a>{note}'
         )
+    also = (
+        f'<br/><span style="color:{colours.muted};">Also searched for (glossary): '
+        f"{esc(elide(turn.also_searched, 160))}</span>" if turn.also_searched else ""
+    )
     return (
         f'<p style="font-size: small;"><span style="color:{colours.muted};">Sources</span><br/>'
         + "<br/>".join(rows)
+        + also
         + "</p>"
     )
 

@@ -79,6 +79,7 @@ class AnswerTurn:
     # A turn reopened from history: when it was saved, and the state of each source id now
     # (changed / removed sources get a banner; the viewer re-checks before highlighting).
     saved_at: str = ""
+    also_searched: str = ""  # the glossary's words search added to the question
     source_states: dict[str, SourceState] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ events
@@ -88,6 +89,7 @@ class AnswerTurn:
         if isinstance(event, AnswerStarted):
             self.state = TurnState.STREAMING
             self.sources = list(event.sources)
+            self.also_searched = event.also_searched
             self.answer_id = event.answer_id
             self.style = event.style
         elif isinstance(event, TokenDelta):

@@ -21,7 +21,7 @@ from desktop_app.core.indexing import Indexer
 from desktop_app.core.retrieve import Retriever
 from desktop_app.core.settings import Settings
 from desktop_app.core.store import Store
-from desktop_app.core.types import AnswerFinished
+from desktop_app.core.types import AnswerFinished, AnswerStarted
 from tests.fakes import FakeEmbedder, FakeGenerator
 from tests.pdfgen import write_pdf
 
@@ -143,3 +143,18 @@ def test_no_basis_answer_exports_the_refusal_without_citations(lib: Library) -> 
     audit = json.loads(export_json(record))
     assert audit["status"] == "no_basis" and audit["citations"] == [] and audit["no_basis_reason"]
     assert "no basis for this question" in export_markdown(record)
+
+
+def test_the_answer_says_what_the_glossary_added_to_the_search(lib: Library) -> None:
+    from desktop_app.core.glossary import Entry, Glossary
+
+    events: list[Any] = []
+    glossary = Glossary([Entry(("report window",), "report damage within days")])
+    answering.answer(
+        "What is the report window?", retriever=Retriever(lib.store, lib.embedder, glossary=glossary),
+        store=lib.store, generator_factory=lambda: FakeGenerator([ANSWER]), settings=Settings(sources_per_answer=3),
+        emit=events.append, should_cancel=lambda: False,
+    )
+    started = next(e for e in events if isinstance(e, AnswerStarted))
+    assert started.also_searched == "report damage within days"
+    assert started.to_json()["also_searched"] == "report damage within days"

@@ -48,3 +48,21 @@ def test_while_the_model_reads_the_passages_the_answer_says_so_and_how_to_stop()
     assert "the model reads them" in waiting and "Esc stops" in waiting
     done = render_turn(AnswerTurn("q", state=TurnState.CANCELLED), 1, DARK)
     assert "the model reads them" not in done
+
+
+def test_the_sources_say_what_the_glossary_added_to_the_search() -> None:
+    from desktop_app.core.types import AnswerStarted, SourcePayload
+    from desktop_app.ui.answer_html import DARK, render_turn
+    from desktop_app.ui.answer_model import AnswerTurn
+
+    source = SourcePayload("1", "c:60:2", "d", "/docs/3M_2018_10K.pdf", "3M 10-K", 60, "60",
+                           "Consolidated Statement of Cash Flows", "Purchases of property, plant and equipment",
+                           0, 40)
+    turn = AnswerTurn("What was 3M's capex in 2018?")
+    turn.apply(AnswerStarted(turn.question, (source,), "a1",
+                             also_searched="purchases of property, plant and equipment"))
+    html = render_turn(turn, 1, DARK)
+    assert "Also searched for (glossary): purchases of property, plant and equipment" in html
+    plain = AnswerTurn("q")
+    plain.apply(AnswerStarted("q", (source,), "a2"))
+    assert "Also searched for" not in render_turn(plain, 1, DARK)
