@@ -4,10 +4,14 @@
 * ``page.text[chunk.char_start:chunk.char_end] == chunk.text`` exactly.
 * Headings and numbered clauses start a new chunk (once the chunk so far holds at least
   a quarter of ``max_tokens``): ``第三章``, ``第二节``, ``第8.3.2条``, ``一、``, ``8.3.2 Title``,
-  ``Section 4.2``, ``§ 12``, ``Article 5``, ``Chapter 3``, ``# Title``, ALL-CAPS lines. Lines
-  that repeat at the top or bottom of three or more pages (running heads) are not.
+  ``Section 4.2``, ``§ 12``, ``Article 5``, ``Chapter 3``, ``Note 5 - Acquisitions``,
+  ``Consolidated Statements of Cash Flows``, ``# Title``, ALL-CAPS lines (not ``(MILLIONS)``,
+  nor a table's ``52 Weeks Ended``). Lines that repeat at the top or bottom of three or
+  more pages (running heads) are not headings, never form a chunk alone and do not count
+  toward a chunk's size when a heading decides where a new chunk starts.
 * ``chunk.section`` is the heading path in effect where the chunk's text starts
-  (``"Chapter 3 Results > 3.2 Accuracy"``), carried over from earlier pages.
+  (``"Chapter 3 Results > 3.2 Accuracy"``), carried over from earlier pages; when a
+  heading follows only running heads or a few words, the path after that heading.
 * Sizes are in embedder tokens. Text is cut at sentence ends (``。！？；.!?;``), and a
   sentence longer than a chunk at line breaks, then clause punctuation, spaces, and last
   characters. Consecutive chunks of a page share up to ``overlap_chars`` of whole

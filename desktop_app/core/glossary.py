@@ -98,12 +98,15 @@ def parse(text: str) -> list[Entry]:
     return out
 
 
-def default_paths() -> list[Path]:
-    """The built-in glossary, then the user's own."""
+def load_builtin() -> Glossary:
+    """``resources/glossary.toml`` alone (benches and tests: no user's file)."""
     from desktop_app.core import paths
 
-    return [paths.resources_dir() / FILENAME, paths.config_dir() / FILENAME]
+    return Glossary.from_files([paths.resources_dir() / FILENAME])
 
 
 def load_default() -> Glossary:
-    return Glossary.from_files(default_paths())
+    """The built-in glossary, then the user's own in the config folder."""
+    from desktop_app.core import paths
+
+    return Glossary.from_files([paths.resources_dir() / FILENAME, paths.config_dir() / FILENAME])

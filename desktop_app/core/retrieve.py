@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core import terms as termlib
-from desktop_app.core.glossary import Glossary
+from desktop_app.core.glossary import Glossary, load_builtin
 from desktop_app.core.store import Store
 from desktop_app.core.types import Passage
 
@@ -186,12 +186,7 @@ class Retriever:
     def __init__(self, store: Store, embedder: object | None = None, glossary: Glossary | None = None) -> None:
         self.store = store
         self.embedder = embedder
-        if glossary is None:
-            from desktop_app.core import glossary as glossary_mod
-            from desktop_app.core import paths
-
-            glossary = Glossary.from_files([paths.resources_dir() / glossary_mod.FILENAME])
-        self.glossary = glossary
+        self.glossary = glossary if glossary is not None else load_builtin()
         model_id = getattr(embedder, "model_id", "") if embedder is not None else ""
         self.vectors = VectorIndex(store, model_id) if embedder is not None else None
         self._stats_generation = -1
@@ -297,23 +292,12 @@ class Retriever:
 
     # ------------------------------------------------------------------ hybrid
 
-    def expanded(self, query: str) -> tuple[dict[str, float], str]:
-        """The BM25 terms of ``query`` with its glossary expansion's at
-        :data:`EXPANSION_WEIGHT`, and the text the embedder reads."""
-        weights = termlib.query_terms(query)
-        extra = self.glossary.expand(query)
-        if not extra:
-            return weights, query
-        for term, weight in termlib.query_terms(extra).items():
-            weights.setdefault(term, EXPANSION_WEIGHT * weight)
-        return weights, f"{query} ({extra})"
-
     def search(self, query: str, k: int = 5) -> Retrieval:
         cjk = termlib.is_cjk_query(query)
         fusion = CJK if cjk else replace(LATIN, dense=LATIN.dense * self._embedder_fit(query))
         asked = termlib.query_terms(query)
-        weights, dense_query = self.expanded(query)
         expansion = self.glossary.expand(query)
+        weights, dense_query = _with_expansion(query, asked, expansion)
         keys = cosines = np.zeros(0)
         semantic: list[tuple[int, float]] = []
         # The embedder and the matrix product run on a worker thread while DuckDB scores
@@ -405,6 +389,17 @@ class Retriever:
             sum(v for t, v in wanted.items() if t in lexical.matched.get(key, frozenset())) / total
             for key in chosen
         )
+
+
+def _with_expansion(query: str, asked: dict[str, float], expansion: str) -> tuple[dict[str, float], str]:
+    """The BM25 terms of the question plus its glossary expansion's at
+    :data:`EXPANSION_WEIGHT`, and the text the embedder reads."""
+    if not expansion:
+        return asked, query
+    weights = dict(asked)
+    for term, weight in termlib.query_terms(expansion).items():
+        weights.setdefault(term, EXPANSION_WEIGHT * weight)
+    return weights, f"{query} ({expansion})"
 
 
 @lru_cache(maxsize=4096)
