@@ -136,7 +136,7 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
         parts.append(
             f'<table width="100%" cellpadding="6" style="background-color:{colours.banner_bg};">'
             f'<tr><td style="color:{colours.banner_fg};"><b>{esc(NO_BASIS_TEXT)}</b>'
-            f"<br/>{plain(turn.no_basis)}</td></tr></table>"
+            f"<br/>{plain(turn.no_basis)}{_also_searched(turn, colours)}</td></tr></table>"
         )
     if turn.state is TurnState.FINISHED and all_unsupported(turn.verdicts):
         parts.append(
@@ -314,16 +314,20 @@ def _source_list(turn: AnswerTurn, number: int, colours: Colours) -> str:
             f'<a href="source:{esc(source.id)}?turn={number}" title="{esc(citation_tooltip(source))}"'
             f'{style}>[{esc(turn.chip_label(source.id))}] {esc(source_line(source, 90))}</a>{note}'
         )
-    also = (
-        f'<br/><span style="color:{colours.muted};">Also searched for (glossary): '
-        f"{esc(elide(turn.also_searched, 160))}</span>" if turn.also_searched else ""
-    )
     return (
         f'<p style="font-size: small;"><span style="color:{colours.muted};">Sources</span><br/>'
         + "<br/>".join(rows)
-        + also
+        + _also_searched(turn, colours)
         + "</p>"
     )
+
+
+def _also_searched(turn: AnswerTurn, colours: Colours) -> str:
+    """What the glossary added to the question's search (a line of its own), or ""."""
+    if not turn.also_searched:
+        return ""
+    return (f'<br/><span style="color:{colours.muted};">Also searched for (glossary): '
+            f"{esc(elide(turn.also_searched, 160))}</span>")
 
 
 def render_history(turns: list[str]) -> str:

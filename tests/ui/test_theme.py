@@ -51,7 +51,7 @@ def test_while_the_model_reads_the_passages_the_answer_says_so_and_how_to_stop()
 
 
 def test_the_sources_say_what_the_glossary_added_to_the_search() -> None:
-    from desktop_app.core.types import AnswerStarted, SourcePayload
+    from desktop_app.core.types import AnswerStarted, NoBasis, SourcePayload
     from desktop_app.ui.answer_html import DARK, render_turn
     from desktop_app.ui.answer_model import AnswerTurn
 
@@ -66,3 +66,7 @@ def test_the_sources_say_what_the_glossary_added_to_the_search() -> None:
     plain = AnswerTurn("q")
     plain.apply(AnswerStarted("q", (source,), "a2"))
     assert "Also searched for" not in render_turn(plain, 1, DARK)
+    refused = AnswerTurn("What is the quick ratio?")
+    refused.apply(AnswerStarted(refused.question, (), "a3", also_searched="total current assets"))
+    refused.apply(NoBasis(reason="No passage holds enough of the question."))
+    assert "Also searched for (glossary): total current assets" in render_turn(refused, 1, DARK)
