@@ -302,9 +302,11 @@ class Retriever:
         semantic: list[tuple[int, float]] = []
         # The embedder and the matrix product run on a worker thread while DuckDB scores
         # BM25 here: both release the GIL, so on two cores the two halves overlap.
-        job = None
+        job = plain = None
         if (fusion.dense > 0 or not weights) and self.vectors is not None:
             job = self._dense_pool().submit(self._dense_scores, dense_query)
+            if expansion:  # the evidence gate measures the question alone (below)
+                plain = self._dense_pool().submit(self._dense_scores, query)
         lexical = self._lexical(weights, CANDIDATES)
         if job is not None:
             keys, cosines = job.result()
@@ -320,9 +322,13 @@ class Retriever:
         chosen = _one_per_page(order, places, k)
         by_key = self.store.passages(chosen)
         passages = [replace(by_key[key], score=scores[key]) for key in chosen if key in by_key]
-        # Coverage (the evidence gate's measure) counts the question's own words only.
+        # The evidence gate's measures count the question's own words only: the glossary's
+        # words must not make an unrelated library look close in meaning.
         coverage = self._coverage(chosen, lexical, asked)
         best_cosine = semantic[0][1] if semantic else 0.0
+        if plain is not None:
+            _, plain_cosines = plain.result()
+            best_cosine = float(plain_cosines.max()) if plain_cosines.shape[0] else 0.0
         return Retrieval(passages=passages, coverage=coverage, best_cosine=best_cosine, cjk=cjk,
                          expansion=expansion)
 

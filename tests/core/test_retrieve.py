@@ -209,6 +209,25 @@ def test_a_glossary_phrase_finds_the_words_the_document_uses(store: Store) -> No
     assert expanded.coverage < 0.5  # "capex" and "2018" are not on page 1
 
 
+def test_the_evidence_gate_measures_the_question_without_the_glossarys_words(
+    library: tuple[Store, FakeEmbedder],
+) -> None:
+    """The expansion steers ranking, but "is anything close in meaning" is asked of the
+    question alone: glossary words must not make an unrelated library look relevant."""
+    from desktop_app.core.glossary import Entry
+
+    store, embedder = library
+    question = "What is the quick ratio?"
+    glossary = Glossary([Entry(("quick ratio",), "shared cache response stored Cache-Control")])
+    plain = Retriever(store, embedder, glossary=Glossary()).search(question, k=3)
+    expanded = Retriever(store, embedder, glossary=glossary)
+    found = expanded.search(question, k=3)
+    assert found.expansion and places(found.passages)[0] == ("http-spec", 2)
+    assert found.best_cosine == pytest.approx(plain.best_cosine)
+    steered = expanded.dense(f"{question} ({found.expansion})", 1)[0][1]
+    assert steered > plain.best_cosine + 0.05  # the expansion did move the dense side
+
+
 def test_search_works_without_an_embedder(library: tuple[Store, FakeEmbedder]) -> None:
     store, _ = library
     result = Retriever(store, None).search("shared cache Cache-Control", k=2)
