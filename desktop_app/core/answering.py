@@ -84,8 +84,9 @@ def answer(
     retrieval = retriever.search(question, settings.sources_per_answer)
     language = prompts.language_for(question, settings.prompt_language)
     weak = evidence_is_weak(retrieval)
+    also_searched = getattr(retrieval, "expansion", "")  # what the glossary added (retrieve.py)
     if weak is not None:
-        _no_basis(question, weak, language, answer_id, style, store, emit, getattr(retrieval, "expansion", ""))
+        _no_basis(question, weak, language, answer_id, style, store, emit, also_searched)
         return answer_id
     try:
         generator = generator_factory()
@@ -115,7 +116,7 @@ def answer(
         return answer_id
     payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)
     emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
-                       also_searched=getattr(retrieval, "expansion", "")))
+                       also_searched=also_searched))
     resolver = CitationResolver(source_map)
     verifier = (verifier_factory or default_verifier)(source_map)
     claims: list[ClaimVerdict] = []

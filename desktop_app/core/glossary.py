@@ -27,10 +27,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from desktop_app.core.terms import cjk_share
+
 logger = logging.getLogger(__name__)
 
 FILENAME = "glossary.toml"
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def _pattern(phrases: Iterable[str]) -> re.Pattern[str]:
     parts = []
     for phrase in sorted({_normalise(p).strip() for p in phrases if p.strip()}, key=len, reverse=True):
         body = r"\s+".join(re.escape(word) for word in phrase.split())
-        parts.append(body if _CJK.search(phrase) else rf"(?<!\w){body}(?!\w)")
+        parts.append(body if cjk_share(phrase) > 0 else rf"(?<!\w){body}(?!\w)")
     return re.compile("|".join(parts) if parts else r"(?!)")
 
 
@@ -63,9 +64,6 @@ class Glossary:
         text = _normalise(question)
         found = [find for pattern, find in self._patterns if pattern.search(text)]
         return "; ".join(dict.fromkeys(found))
-
-    def __len__(self) -> int:
-        return len(self.entries)
 
     @classmethod
     def from_files(cls, paths: Iterable[Path]) -> Glossary:
