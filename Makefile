@@ -8,17 +8,32 @@ BIN    := $(VENV)/bin
 TEST_HOME := $(CURDIR)/.folio-test-home
 PYTEST_ARGS ?=
 
-.PHONY: run test test-slow test-packaging bundle lint deps system-deps models-default models-small bench clean
+.PHONY: run test test-slow test-packaging bundle lint deps system-deps models-default models-small bench clean llama-rebuild
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip wheel
 
-# llama-cpp-python compiles llama.cpp from source on first install (~15-25 min on 2 cores);
-# pip caches the built wheel, so later installs take seconds.
-$(VENV)/.deps-installed: pyproject.toml | $(BIN)/python
+# llama-cpp-python compiles llama.cpp from source (6-15 min on 2 cores) for a portable CPU
+# baseline (AVX2, no AVX-512, no AMX: packaging/llama_wheel.sh says why). The wheel is kept in
+# Folio's own cache, keyed by version and flags, never taken from pip's cache (which ignores
+# CMAKE_ARGS and may hold a native build). The version is the one pinned in pyproject.toml.
+LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml)
+
+$(VENV)/.llama-installed: packaging/llama_wheel.sh pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --no-cache-dir --no-deps --force-reinstall \
+		"$$(packaging/llama_wheel.sh $(BIN)/python $(LLAMA_VERSION))"
+	touch $@
+
+$(VENV)/.deps-installed: pyproject.toml $(VENV)/.llama-installed
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
+
+# Build llama.cpp again (portable flags), e.g. after "Illegal instruction" (README).
+llama-rebuild: | $(BIN)/python
+	FOLIO_LLAMA_REBUILD=1 packaging/llama_wheel.sh $(BIN)/python $(LLAMA_VERSION) >/dev/null
+	rm -f $(VENV)/.llama-installed
+	$(MAKE) $(VENV)/.llama-installed
 
 deps: $(VENV)/.deps-installed
 

@@ -165,12 +165,13 @@ async def _search(args: argparse.Namespace) -> int:
 async def _ask(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     sources: dict[str, Any] = {}
-    failed = False
+    failed = 0
     try:
         async for event in kb.ask(args.question, style=args.style, max_tokens=args.max_tokens):
             if args.json:
                 _print_json(event.to_json())
-                failed = failed or event.event == "failed"
+                if event.event == "failed":
+                    failed = 2 if event.known else max(int(failed), 1)  # type: ignore[union-attr]
                 continue
             if isinstance(event, AnswerStarted):
                 sources = {s.id: s for s in event.sources}
@@ -198,13 +199,15 @@ async def _ask(args: argparse.Namespace) -> int:
             elif isinstance(event, CitationFound):
                 pass
             elif event.event == "failed":
-                print(f"\nFailed: {event.error}", file=sys.stderr)  # type: ignore[union-attr]
-                failed = True
+                print(f"\nfolio: {event.error}", file=sys.stderr)  # type: ignore[union-attr]
+                # The environment's fault (a model that cannot load or crashed): 2, as for
+                # every KnownError; a bug: 1.
+                failed = 2 if event.known else max(int(failed), 1)  # type: ignore[union-attr]
             elif event.event == "cancelled":
                 print("\n(stopped)")
     finally:
         await kb.close()
-    return 1 if failed else 0
+    return int(failed)
 
 
 async def _reindex(args: argparse.Namespace) -> int:

@@ -133,7 +133,15 @@ def answer(
         _save(store, answer_id, question, resolver.tracker.text, style, generator.model_id,
               "cancelled", payloads, {}, (), claims)
         return answer_id
-    except Exception as exc:  # a crash inside llama.cpp mid-stream
+    except KnownError as exc:  # the model's process died or llama.cpp failed mid-answer
+        logger.warning("answer %s ended early: %s", answer_id, exc)
+        emit(AnswerFailed(error=str(exc), known=True))
+        # What was written stays, with its citations: the reader can still check it.
+        partial = resolver.finished(answer_id=answer_id)
+        _save(store, answer_id, question, partial.text, style, generator.model_id, "failed",
+              payloads, partial.citations, partial.hallucinated, claims, reason=str(exc))
+        return answer_id
+    except Exception as exc:  # a bug inside the stream
         logger.exception("generation failed")
         emit(AnswerFailed(error=f"The model stopped with an error: {exc}", known=False))
         return answer_id

@@ -173,6 +173,9 @@ class LlamaGenerator:
         self._adds_bos = bool(model.add_bos_token()) if hasattr(model, "add_bos_token") else False
         self.last_stats: GenerationStats | None = None
         self._cached = 0
+        # Set by the worker process (llm_worker.py): arms llama.cpp's abort callback while
+        # the prompt is read, so a cancel stops a prefill step midway.
+        self.abort_hook: Callable[[bool], None] | None = None
 
     def _token_text(self, token: int) -> str:
         if token < 0:
@@ -270,15 +273,24 @@ class LlamaGenerator:
             keep += 1
         llm.n_tokens = keep  # eval() drops the KV cache beyond this point
         self._cached = keep
-        for start in range(keep, len(tokens) - 1, PREFILL_STEP):
-            if should_cancel():
-                return False
-            try:
-                llm.eval(tokens[start : min(start + PREFILL_STEP, len(tokens) - 1)])
-            except RuntimeError as exc:
-                llm.reset()
-                raise KnownError(f"The model failed to read the prompt ({exc}).",
-                                 "Try the small model or another GGUF.") from exc
+        if self.abort_hook is not None:
+            self.abort_hook(True)
+        try:
+            for start in range(keep, len(tokens) - 1, PREFILL_STEP):
+                if should_cancel():
+                    return False
+                try:
+                    llm.eval(tokens[start : min(start + PREFILL_STEP, len(tokens) - 1)])
+                except RuntimeError as exc:
+                    if should_cancel():  # llama.cpp's abort callback stopped this step
+                        llm.n_tokens = start  # the next eval drops the step's partial cache
+                        return False
+                    llm.reset()
+                    raise KnownError(f"The model failed to read the prompt ({exc}).",
+                                     "Try the small model or another GGUF.") from exc
+        finally:
+            if self.abort_hook is not None:
+                self.abort_hook(False)
         return not should_cancel()
 
     def check_grammar(self, grammar: str) -> None:

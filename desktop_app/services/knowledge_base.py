@@ -2,7 +2,8 @@
 
 Blocking work runs on named single-thread executors: ``folio-index`` (scan, embed,
 write; PDF parsing itself happens in worker processes), ``folio-query`` (search and
-library reads) and ``folio-llm`` (the one thread that owns the Llama instance).
+library reads) and ``folio-llm`` (the one thread that talks to the answer model, which
+runs in its own worker process: core/llm_worker.py).
 Worker threads hand events back to the event loop with ``call_soon_threadsafe``;
 each operation has its own cancel flag, and ``cancel()`` raises all of them.
 """
@@ -118,10 +119,11 @@ class KnowledgeBase:
         """The answer model; only ever called on the folio-llm thread."""
         if self._generator is None:
             from desktop_app.core import models
-            from desktop_app.core.generate import LlamaGenerator
+            from desktop_app.core.llm_worker import WorkerGenerator
 
+            # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
             path = models.resolve_answer_model(self.settings.answer_model)
-            self._generator = LlamaGenerator(
+            self._generator = WorkerGenerator(
                 path, context_tokens=self.settings.context_tokens, threads=self.settings.threads
             )
         return self._generator
@@ -312,6 +314,9 @@ class KnowledgeBase:
         self.cancel()
         for pool in (self._index_pool, self._query_pool, self._llm_pool):
             pool.shutdown(wait=True, cancel_futures=True)
+        close_generator = getattr(self._generator, "close", None)
+        if close_generator is not None:
+            close_generator()
         if self._store is not None:
             self._store.close()
             self._store = None

@@ -102,3 +102,19 @@ def test_unrelated_question_gets_no_basis_without_a_model_call(library: tuple[Pa
     kinds = [e["event"] for e in events]
     assert "no_basis" in kinds and "citation" not in kinds
     assert next(e for e in events if e["event"] == "answer_finished")["citations"] == {}
+
+
+def test_a_model_that_crashes_llama_cpp_gives_a_message_and_exit_code_2(
+    library: tuple[Path, dict[str, str]],
+) -> None:
+    from desktop_app.core.llm_worker import FAULT_ENV
+
+    _, env = library
+    # The worker dies on an illegal instruction, as a native llama.cpp build did on this
+    # machine kind (issue 11): the command reports it and exits 2, with no core dump.
+    crashing = dict(env, **{FAULT_ENV: "SIGILL"})
+    done = folio(["ask", "Who launched the PDF.js project, and in which year?", "--model", "small"],
+                 crashing)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "illegal CPU instruction" in done.stderr and "make llama-rebuild" in done.stderr
+    assert "Traceback" not in done.stderr
