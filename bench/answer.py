@@ -43,9 +43,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from desktop_app.core import generate, prompts  # noqa: E402
-from desktop_app.core.citations import SourceMap, citation_grammar  # noqa: E402
-from desktop_app.core.generate import LlamaGenerator  # noqa: E402
+from desktop_app.core.answer import prompts  # noqa: E402
+from desktop_app.core.answer.citations import SourceMap, citation_grammar  # noqa: E402
+from desktop_app.core.models import generate  # noqa: E402
+from desktop_app.core.models.generate import LlamaGenerator  # noqa: E402
 
 Timing = tuple[float, float, int]  # (seconds to first token, decode tokens/s, tokens)
 
@@ -131,7 +132,7 @@ def interleave(runs: int, folio: Callable[[], Timing], alone: Callable[[], Timin
 
 
 def bench_model(choice: str, args: argparse.Namespace) -> None:
-    from desktop_app.core import models
+    from desktop_app.core.models import catalog as models
 
     path = models.resolve_answer_model(choice)
     gen = LlamaGenerator(path, context_tokens=args.context, threads=args.threads)

@@ -35,10 +35,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from desktop_app.core import prompts, terms  # noqa: E402
-from desktop_app.core.citations import SourceMap, citation_grammar, find_markers  # noqa: E402
+from desktop_app.core.answer import prompts  # noqa: E402
+from desktop_app.core.answer.citations import SourceMap, citation_grammar, find_markers  # noqa: E402
+from desktop_app.core.answer.verify import split_sentences  # noqa: E402
+from desktop_app.core.text import words as terms  # noqa: E402
 from desktop_app.core.types import Passage  # noqa: E402
-from desktop_app.core.verify import split_sentences  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 FINANCEBENCH = SHARED / "qa" / "financebench"
@@ -245,8 +246,9 @@ def score_answer(text: str, labels: set[str], language: str) -> dict[str, float 
 
 
 def run(args: argparse.Namespace) -> list[dict[str, object]]:
-    from desktop_app.core import generate, models
-    from desktop_app.core.generate import LlamaGenerator
+    from desktop_app.core.models import catalog as models
+    from desktop_app.core.models import generate
+    from desktop_app.core.models.generate import LlamaGenerator
 
     if args.repeat_penalty is not None:
         generate.REPEAT_PENALTY = args.repeat_penalty

@@ -40,10 +40,10 @@ import numpy as np  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from desktop_app.core import models  # noqa: E402
-from desktop_app.core.embed import OnnxEmbedder  # noqa: E402
-from desktop_app.core.indexing import Indexer  # noqa: E402
-from desktop_app.core.store import Store  # noqa: E402
+from desktop_app.core.ingest.indexing import Indexer  # noqa: E402
+from desktop_app.core.library.store import Store  # noqa: E402
+from desktop_app.core.models import catalog as models  # noqa: E402
+from desktop_app.core.models.embed import OnnxEmbedder  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 

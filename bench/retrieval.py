@@ -45,10 +45,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from retrieval_synth import describe, measure, synthetic_latency  # noqa: E402
 
-from desktop_app.core import terms as termlib  # noqa: E402
-from desktop_app.core.answering import evidence_is_weak  # noqa: E402
-from desktop_app.core.retrieve import Retriever  # noqa: E402
-from desktop_app.core.store import Store  # noqa: E402
+from desktop_app.core.answer.answering import evidence_is_weak  # noqa: E402
+from desktop_app.core.library.store import Store  # noqa: E402
+from desktop_app.core.search.retrieve import Retriever  # noqa: E402
+from desktop_app.core.text import words as termlib  # noqa: E402
 
 SHARED = REPO.parent / "shared"
 DATA = REPO / "bench" / "data"
@@ -119,8 +119,8 @@ def hand(path: Path) -> list[Question]:
 
 
 def _embedder() -> Any:
-    from desktop_app.core import models
-    from desktop_app.core.embed import OnnxEmbedder
+    from desktop_app.core.models import catalog as models
+    from desktop_app.core.models.embed import OnnxEmbedder
 
     # As the facade builds it (services/knowledge_base.py), so that the model id matches.
     return OnnxEmbedder(*models.resolve_embedder("default"))
@@ -128,7 +128,7 @@ def _embedder() -> Any:
 
 def ensure_library(db: Path, folder: Path, embedder: Any) -> Store:
     """Open ``db``; index ``folder`` into it first if some of its PDFs are missing."""
-    from desktop_app.core.indexing import Indexer, scan_folder
+    from desktop_app.core.ingest.indexing import Indexer, scan_folder
 
     store = Store(db)
     wanted = {str(p.resolve()) for p in scan_folder(folder)}

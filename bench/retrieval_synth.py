@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from desktop_app.core import terms as termlib
-from desktop_app.core.retrieve import Retriever
-from desktop_app.core.store import Store
+from desktop_app.core.library.store import Store
+from desktop_app.core.search.retrieve import Retriever
+from desktop_app.core.text import words as termlib
 from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageText
 
 CHUNKS_PER_DOC = 200

@@ -30,7 +30,7 @@ from pathlib import Path  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from desktop_app.core import indexing  # noqa: E402
+from desktop_app.core.ingest import indexing  # noqa: E402
 from desktop_app.core.settings import Settings  # noqa: E402
 from desktop_app.core.types import AnswerFinished, IndexSummary, NoBasis, TokenDelta  # noqa: E402
 from desktop_app.services.knowledge_base import KnowledgeBase  # noqa: E402

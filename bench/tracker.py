@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from desktop_app.core.citations import (  # noqa: E402
+from desktop_app.core.answer.citations import (  # noqa: E402
     CitationTracker,
     SourceMap,
     find_markers,

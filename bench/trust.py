@@ -57,7 +57,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from desktop_app.core import answering  # noqa: E402
+from desktop_app.core.answer import answering  # noqa: E402
 from desktop_app.core.settings import Settings  # noqa: E402
 from desktop_app.core.types import (  # noqa: E402
     AnswerFailed,
@@ -136,10 +136,10 @@ def spread(cases: list[Case], limit: int | None, categories: Sequence[str] = CAT
 
 
 def open_library(db: Path) -> tuple[Any, Any]:
-    from desktop_app.core import models
-    from desktop_app.core.embed import OnnxEmbedder
-    from desktop_app.core.retrieve import Retriever
-    from desktop_app.core.store import Store
+    from desktop_app.core.library.store import Store
+    from desktop_app.core.models import catalog as models
+    from desktop_app.core.models.embed import OnnxEmbedder
+    from desktop_app.core.search.retrieve import Retriever
 
     if not db.is_file():
         sys.exit(f"{db} does not exist: index the shared PDFs into it first (see --help)")
@@ -289,8 +289,8 @@ def sweep(title: str, rows: list[dict[str, Any]], grid: list[tuple[float, float]
 
 
 def answers(args: argparse.Namespace) -> None:
-    from desktop_app.core import models
-    from desktop_app.core.generate import LlamaGenerator
+    from desktop_app.core.models import catalog as models
+    from desktop_app.core.models.generate import LlamaGenerator
 
     store, retriever = open_library(args.db)
     settings = Settings(answer_model=args.model, judge=args.judge)

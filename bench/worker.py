@@ -1,6 +1,6 @@
 """Streaming through the answer model's worker process against the model in-process.
 
-Issue 11 asks that moving llama.cpp into its own process (core/llm_worker.py) cost at
+Issue 11 asks that moving llama.cpp into its own process (core/models/worker.py) cost at
 most 2% of decode speed. Each round asks the same question at temperature 0 once
 in-process and once through the worker (alternating which goes first), timing the
 deltas where the caller receives them; figures are medians over rounds.
@@ -16,9 +16,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from desktop_app.core import models
-from desktop_app.core.generate import LlamaGenerator
-from desktop_app.core.llm_worker import WorkerGenerator
+from desktop_app.core.models import catalog as models
+from desktop_app.core.models.generate import LlamaGenerator
+from desktop_app.core.models.worker import WorkerGenerator
 
 MESSAGES = [
     {"role": "system", "content": "You answer questions about the sources, citing them like [1]."},

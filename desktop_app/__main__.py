@@ -15,7 +15,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS_BLAS", "MKL_NUM_THREADS"):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from desktop_app.core.model_install import PIP_FLAG, run_pip_main
+    from desktop_app.core.models.install import PIP_FLAG, run_pip_main
 
     if argv[:1] == [PIP_FLAG]:
         return run_pip_main(argv[1:])

@@ -236,7 +236,7 @@ async def _history(args: argparse.Namespace) -> int:
 
 
 async def _export(args: argparse.Namespace) -> int:
-    from desktop_app.core.history import export_json, export_markdown
+    from desktop_app.core.library.history import export_json, export_markdown
 
     kb = _knowledge_base(args)
     try:
@@ -251,7 +251,7 @@ async def _export(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from desktop_app.core import models
+    from desktop_app.core.models import catalog as models
 
     if args.models_command == "list":
         for m in models.list_models():

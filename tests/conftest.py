@@ -62,6 +62,6 @@ def embedder_dir(models_dir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def real_embedder(embedder_dir: Path):  # type: ignore[no-untyped-def]
-    from desktop_app.core.embed import OnnxEmbedder
+    from desktop_app.core.models.embed import OnnxEmbedder
 
     return OnnxEmbedder(embedder_dir / "model.onnx", embedder_dir / "tokenizer.json")

@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from desktop_app.core import terms as termlib
 from desktop_app.core.errors import Cancelled
+from desktop_app.core.text import words as termlib
 
 
 class FakeEmbedder:

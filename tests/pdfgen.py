@@ -4,7 +4,7 @@ Every page is US Letter (612 x 792 pt) and shows its lines in Helvetica (one of 
 standard 14 fonts, WinAnsiEncoding) at ``FONT_SIZE`` pt: line ``i`` starts at
 ``line_origin(i)``, ``LEADING`` pt below the previous one. Characters WinAnsi cannot
 encode become ``?``, so use it for English fixtures (Chinese ones come from ../shared, or
-from ``desktop_app.core.sample_pdfs``, whose writer this module uses).
+from ``desktop_app.core.samples.pdfs``, whose writer this module uses).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from desktop_app.core.sample_pdfs import FONTS, LETTER, build_pdf, pdf_string
+from desktop_app.core.samples.pdfs import FONTS, LETTER, build_pdf, pdf_string
 
 PAGE_WIDTH, PAGE_HEIGHT = LETTER
 FONT_SIZE = 12.0

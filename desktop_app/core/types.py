@@ -7,6 +7,7 @@ Events serialise with ``to_json()`` into the dicts that ``folio ask --json`` and
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -393,3 +394,21 @@ class DocumentInfo:
         data["status"] = str(self.status)
         data["bad_pages"] = list(self.bad_pages)
         return data
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What the search stage hands the answer stage: the passages, best first, and the
+    signals the evidence gate reads."""
+
+    passages: list[Passage]
+    # Idf-weighted share of the question's words and CJK bigrams found in the best passage;
+    # a term the library never mentions counts at the highest idf. In [0, 1].
+    coverage: float
+    best_cosine: float  # of the best dense hit; 0 without an embedder or for a CJK question
+    cjk: bool
+    expansion: str = ""  # what the glossary added to the question ("" when nothing)
+
+
+# Citations of an answer: id -> spans, or (id, span) pairs in order.
+Citations = Mapping[str, Sequence[Span]] | Sequence[tuple[str, Span]]

@@ -3,7 +3,7 @@
 Blocking work runs on named single-thread executors: ``folio-index`` (scan, embed,
 write; PDF parsing itself happens in worker processes), ``folio-query`` (search and
 library reads) and ``folio-llm`` (the one thread that talks to the answer model, which
-runs in its own worker process: core/llm_worker.py).
+runs in its own worker process: core/models/worker.py).
 Worker threads hand events back to the event loop with ``call_soon_threadsafe``;
 each operation has its own cancel flag, and ``cancel()`` raises all of them.
 """
@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 from desktop_app.core import paths
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
+from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
-from desktop_app.core.store import Store
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
@@ -52,7 +52,9 @@ def preload() -> None:
     import pypdf  # noqa: F401
     import tokenizers  # noqa: F401
 
-    from desktop_app.core import answering, indexing, retrieve  # noqa: F401
+    from desktop_app.core.answer import answering  # noqa: F401
+    from desktop_app.core.ingest import indexing  # noqa: F401
+    from desktop_app.core.search import retrieve  # noqa: F401
 
     try:
         import llama_cpp  # noqa: F401
@@ -95,7 +97,7 @@ class KnowledgeBase:
     def embedder(self) -> Any:
         with self._lock:
             if self._embedder is None:
-                from desktop_app.core.embed import OnnxEmbedder
+                from desktop_app.core.models.embed import OnnxEmbedder
 
                 # from_choice names the default model by its manifest id, the same id
                 # whoever builds the library (CLI, window, benches).
@@ -108,8 +110,8 @@ class KnowledgeBase:
         store = self.store
         with self._lock:
             if self._retriever is None:
-                from desktop_app.core import glossary
-                from desktop_app.core.retrieve import Retriever
+                from desktop_app.core.search import glossary
+                from desktop_app.core.search.retrieve import Retriever
 
                 # The built-in glossary and the user's own (config folder).
                 self._retriever = Retriever(store, embedder, glossary=glossary.load_default())
@@ -118,8 +120,8 @@ class KnowledgeBase:
     def generator(self) -> Any:
         """The answer model; only ever called on the folio-llm thread."""
         if self._generator is None:
-            from desktop_app.core import models
-            from desktop_app.core.llm_worker import WorkerGenerator
+            from desktop_app.core.models import catalog as models
+            from desktop_app.core.models.worker import WorkerGenerator
 
             # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
             path = models.resolve_answer_model(self.settings.answer_model)
@@ -152,7 +154,7 @@ class KnowledgeBase:
         def prime() -> int:
             if self.settings.citation_style != "label" or self._closing.is_set():
                 return 0
-            from desktop_app.core import prompts
+            from desktop_app.core.answer import prompts
 
             try:
                 generator = self.generator()
@@ -219,7 +221,7 @@ class KnowledgeBase:
             raise KnownError(f"{folder} is not a folder.", "Pick a folder that holds PDF files.")
 
         def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
-            from desktop_app.core.indexing import Indexer
+            from desktop_app.core.ingest.indexing import Indexer
 
             indexer = Indexer(self.store, self.embedder, parse_timeout_s=self.settings.parse_timeout_s)
             emit(indexer.run(folder, emit, cancelled, passwords))
@@ -229,7 +231,7 @@ class KnowledgeBase:
 
     async def reindex(self) -> AsyncIterator[IndexEvent]:
         def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
-            from desktop_app.core.indexing import Indexer
+            from desktop_app.core.ingest.indexing import Indexer
 
             Indexer(self.store, self.embedder).reindex(emit, cancelled)
 
@@ -242,7 +244,7 @@ class KnowledgeBase:
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None
     ) -> AsyncIterator[AnswerEvent]:
-        from desktop_app.core import answering
+        from desktop_app.core.answer import answering
 
         settings = self.settings
         if style:
@@ -290,7 +292,7 @@ class KnowledgeBase:
         return await self._call(self._query_pool, lambda: self.store.documents(where))
 
     async def source_state(self, chunk_id: str, doc_id: str) -> SourceState:
-        from desktop_app.core.history import source_state
+        from desktop_app.core.library.history import source_state
 
         return await self._call(self._query_pool, lambda: source_state(self.store, chunk_id, doc_id))
 
@@ -298,7 +300,7 @@ class KnowledgeBase:
         return await self._call(self._query_pool, self.store.answers)
 
     async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
-        from desktop_app.core.history import annotate_staleness
+        from desktop_app.core.library.history import annotate_staleness
 
         def read() -> dict[str, Any] | None:
             record = self.store.answer(answer_id)

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from desktop_app.core import models
 from desktop_app.core.errors import KnownError, ModelMissingError
-from desktop_app.core.gguf_info import GgufInfo, human_size, read_info
-from desktop_app.core.models import InstallProgress, InstallStep, ModelRole
+from desktop_app.core.models import catalog as models
+from desktop_app.core.models.catalog import InstallProgress, InstallStep, ModelRole
+from desktop_app.core.models.gguf_info import GgufInfo, human_size, read_info
 from desktop_app.core.settings import Settings
 
 logger = logging.getLogger(__name__)

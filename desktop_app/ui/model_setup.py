@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QFileDialog
 from desktop_app.core import paths
 from desktop_app.core import settings as settings_store
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.sample_pdfs import write_samples
+from desktop_app.core.samples.pdfs import write_samples
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import IndexProgress
 from desktop_app.services import models_service

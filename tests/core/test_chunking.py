@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.chunking import approx_tokens, chunk_document, detect_heading
-from desktop_app.core.extract import extract_document
 from desktop_app.core.ids import chunk_id
+from desktop_app.core.ingest.chunking import approx_tokens, chunk_document, detect_heading
+from desktop_app.core.ingest.extract import extract_document
 from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageQuality, PageText
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
@@ -245,7 +245,7 @@ def test_chunks_fit_the_real_embedder_window(embedder_dir: Path) -> None:
 def test_a_contract_clause_stays_whole_with_its_sub_clauses(tmp_path: Path) -> None:
     """"Clause 4 Deposit" starts a chunk holding 4.1 (the amount) and 4.2 (the repayment),
     so a question about the deposit gets both from one passage."""
-    from desktop_app.core.sample_pdfs import write_samples
+    from desktop_app.core.samples.pdfs import write_samples
 
     lease = next(p for p in write_samples(tmp_path) if p.name == "office-lease.pdf")
     chunks = chunk_document(extract_document(lease))

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core import citations
-from desktop_app.core.citations import (
-    MAX_MARKER_CHARS,
+from desktop_app.core.answer import citations
+from desktop_app.core.answer.citations import (
     CitationResolver,
     CitationTracker,
     SourceMap,
@@ -23,6 +22,7 @@ from desktop_app.core.citations import (
     find_new_citation_spans,
     marker_ids,
 )
+from desktop_app.core.text.markers import MAX_MARKER_CHARS
 from desktop_app.core.types import CitationStyle, Passage
 
 # --------------------------------------------------------------------------- helpers

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from desktop_app.core.embed import Embedder, OnnxEmbedder
 from desktop_app.core.errors import KnownError
+from desktop_app.core.models.embed import OnnxEmbedder
+from desktop_app.core.stages import Embedder
 
 WORDS = ["apple", "banana", "cherry", "date", "elder", "fig", "grape", "honeydew"]
 VOCAB = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3} | {w: i + 4 for i, w in enumerate(WORDS)}

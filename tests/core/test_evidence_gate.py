@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from desktop_app.core.answering import (
+from desktop_app.core.answer.answering import (
     MIN_COSINE_ALONE,
     MIN_COVERAGE,
     MIN_COVERAGE_LEXICAL,

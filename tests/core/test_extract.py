@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.extract import clean_text, extract_document, page_ranges
-from desktop_app.core.parse_pool import parse_many
-from desktop_app.core.text_quality import assess_text
+from desktop_app.core.ingest.extract import clean_text, extract_document, page_ranges
+from desktop_app.core.ingest.parse_pool import parse_many
+from desktop_app.core.ingest.text_quality import assess_text
 from desktop_app.core.types import DocStatus, PageQuality
 from tests.pdfgen import FONT_SIZE, LEFT, line_origin, write_pdf
 

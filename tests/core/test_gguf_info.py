@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.gguf_info import NotGgufError, is_gguf, read_info
+from desktop_app.core.models.gguf_info import NotGgufError, is_gguf, read_info
 from tests.ggufgen import gguf_bytes, write_gguf
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core import paths
-from desktop_app.core.glossary import Entry, Glossary, load_default, parse
+from desktop_app.core.search.glossary import Entry, Glossary, load_default, parse
 
 FINANCE = Glossary([
     Entry(("capex", "capital expenditure"), "purchases of property, plant and equipment"),

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from desktop_app.core import answering
-from desktop_app.core.history import annotate_staleness, export_json, export_markdown
+from desktop_app.core.answer import answering
 from desktop_app.core.ids import sha256_file
-from desktop_app.core.indexing import Indexer
-from desktop_app.core.retrieve import Retriever
+from desktop_app.core.ingest.indexing import Indexer
+from desktop_app.core.library.history import annotate_staleness, export_json, export_markdown
+from desktop_app.core.library.store import Store
+from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
-from desktop_app.core.store import Store
 from desktop_app.core.types import AnswerFinished, AnswerStarted
 from tests.fakes import FakeEmbedder, FakeGenerator
 from tests.pdfgen import write_pdf
@@ -146,7 +146,7 @@ def test_no_basis_answer_exports_the_refusal_without_citations(lib: Library) -> 
 
 
 def test_the_answer_says_what_the_glossary_added_to_the_search(lib: Library) -> None:
-    from desktop_app.core.glossary import Entry, Glossary
+    from desktop_app.core.search.glossary import Entry, Glossary
 
     events: list[Any] = []
     glossary = Glossary([Entry(("report window",), "report damage within days")])

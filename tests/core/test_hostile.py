@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.parse_pool import parse_many
+from desktop_app.core.ingest.parse_pool import parse_many
 from desktop_app.core.types import DocStatus, ExtractedDocument
 
 HOSTILE = Path(__file__).resolve().parents[2].parent / "shared" / "hostile"

@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from desktop_app.core import chunking, indexing
-from desktop_app.core.extract import extract_document
-from desktop_app.core.indexing import Indexer
-from desktop_app.core.store import Store
+from desktop_app.core.ingest import chunking, indexing
+from desktop_app.core.ingest.extract import extract_document
+from desktop_app.core.ingest.indexing import Indexer
+from desktop_app.core.library.store import Store
 from desktop_app.core.types import ExtractedDocument, FileIndexed, IndexSummary
 from tests.fakes import FakeEmbedder
 from tests.pdfgen import write_pdf
@@ -58,12 +58,12 @@ class SlowEmbedder(FakeEmbedder):
 def library(store: Store) -> dict[str, Any]:
     vectors = {
         chunk_id: np.asarray(vec, dtype=np.float32)
-        for chunk_id, vec in store.query(
+        for chunk_id, vec in store._query(
             "SELECT c.chunk_id, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey"
         )
     }
-    docs = store.query("SELECT doc_id, chunks FROM documents WHERE NOT superseded ORDER BY doc_id")
-    per_doc = dict(store.query("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id"))
+    docs = store._query("SELECT doc_id, chunks FROM documents WHERE NOT superseded ORDER BY doc_id")
+    per_doc = dict(store._query("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id"))
     return {"chunk_ids": store.chunk_ids(), "vectors": vectors, "docs": docs, "per_doc": per_doc}
 
 
@@ -72,7 +72,7 @@ def test_every_chunk_is_stored_with_its_own_vector(tmp_path: Path) -> None:
     store = Store(tmp_path / "lib.duckdb")
     summary = Indexer(store, FakeEmbedder(), workers=1).run(folder, lambda _e: None)
     assert summary.documents == 2 and summary.chunks > 10
-    texts = dict(store.query("SELECT chunk_id, text FROM chunks"))
+    texts = dict(store._query("SELECT chunk_id, text FROM chunks"))
     lib = library(store)
     assert sorted(lib["vectors"]) == lib["chunk_ids"]
     expected = FakeEmbedder().embed([texts[c] for c in lib["chunk_ids"]])

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from desktop_app.core import answering, judge
+from desktop_app.core.answer import answering, judge
+from desktop_app.core.answer.judge import Judge, JudgedPassage, parse_reply, sentence_sha
+from desktop_app.core.answer.verify import verify_answer
 from desktop_app.core.errors import Cancelled
-from desktop_app.core.judge import Judge, JudgedPassage, parse_reply, sentence_sha
+from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
-from desktop_app.core.store import Store
-from desktop_app.core.types import AnswerFinished, ClaimVerdict, Passage, Verdict
-from desktop_app.core.verify import verify_answer
+from desktop_app.core.types import AnswerFinished, ClaimVerdict, Passage, Retrieval, Verdict
 from tests.fakes import FakeGenerator
 
 REPAIRS = (
@@ -64,7 +64,7 @@ def rule_verdicts() -> list[ClaimVerdict]:
 
 
 def _markers(text: str) -> dict[str, list[tuple[int, int]]]:
-    from desktop_app.core.sentences import find_markers
+    from desktop_app.core.text.markers import find_markers
 
     out: dict[str, list[tuple[int, int]]] = {}
     for cid, span in find_markers(text):
@@ -158,13 +158,9 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
                 len(RENT), 0.5, RENT),
     ]
 
-    class Retrieval:
-        def __init__(self) -> None:
-            self.passages, self.coverage, self.best_cosine = passages, 1.0, 0.9
-
     class Retriever:
         def search(self, question: str, k: int) -> Retrieval:
-            return Retrieval()
+            return Retrieval(passages, coverage=1.0, best_cosine=0.9, cjk=False)
 
     def ask(settings: Settings, gen: JudgingGenerator) -> list[Any]:
         events: list[Any] = []

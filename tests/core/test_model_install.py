@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core import model_install, models, paths
+from desktop_app.core import paths
+from desktop_app.core.models import catalog as models
+from desktop_app.core.models import install as model_install
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL_BYTES = b"GGUF" + bytes(range(256)) * 40

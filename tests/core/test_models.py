@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core import models, paths
+from desktop_app.core import paths
 from desktop_app.core.errors import Cancelled, ModelMissingError
-from desktop_app.core.models import InstallProgress, InstallStep, ModelRole
+from desktop_app.core.models import catalog as models
+from desktop_app.core.models.catalog import InstallProgress, InstallStep, ModelRole
 
 # --------------------------------------------------------------------------- the real manifest
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.parse_pool import ParsePool, parse_many
+from desktop_app.core.ingest.parse_pool import ParsePool, parse_many
 from desktop_app.core.types import DocStatus
 from tests.pdfgen import write_pdf
 

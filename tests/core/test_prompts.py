@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core import prompts
-from desktop_app.core.citations import SourceMap
+from desktop_app.core.answer import prompts
+from desktop_app.core.answer.citations import SourceMap
 from desktop_app.core.types import Passage
 
 

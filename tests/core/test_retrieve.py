@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from desktop_app.core import postings
-from desktop_app.core import terms as termlib
-from desktop_app.core.glossary import Glossary
-from desktop_app.core.retrieve import Retriever
-from desktop_app.core.store import Store
+from desktop_app.core.library import postings
+from desktop_app.core.library.store import Store
+from desktop_app.core.search.glossary import Glossary
+from desktop_app.core.search.retrieve import Retriever
+from desktop_app.core.text import words as termlib
 from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageText
 from tests.fakes import FakeEmbedder
 
@@ -157,7 +157,7 @@ def test_a_document_written_after_the_first_search_is_found(library: tuple[Store
     assert len(retriever.vectors) == before + 1
     assert places(retriever.search("telescope aperture", k=1).passages) == [("astronomy", 1)]
     assert [k for k, _ in retriever.dense("telescope aperture light gathers", 1)] == [
-        int(store.query("SELECT max(ckey) FROM chunks")[0][0])
+        int(store._query("SELECT max(ckey) FROM chunks")[0][0])
     ]
 
 
@@ -214,7 +214,7 @@ def test_the_evidence_gate_measures_the_question_without_the_glossarys_words(
 ) -> None:
     """The expansion steers ranking, but "is anything close in meaning" is asked of the
     question alone: glossary words must not make an unrelated library look relevant."""
-    from desktop_app.core.glossary import Entry
+    from desktop_app.core.search.glossary import Entry
 
     store, embedder = library
     question = "What is the quick ratio?"
@@ -239,10 +239,10 @@ def test_postings_stay_correct_when_the_tail_is_resorted(store: Store, monkeypat
     monkeypatch.setattr(postings, "COMPACT_MIN_ROWS", 20)
     for i in range(12):
         add_document(store, None, f"memo-{i}", [[f"Memo {i} about budget item alpha{i} and the annual plan."]])
-    tokenizer, unsorted, total = postings.state(store.cursor())
+    tokenizer, unsorted, total = postings.state(store._cursor())
     assert tokenizer == termlib.TOKENIZER_VERSION
     assert unsorted <= max(20, 0.2 * total)  # the tail was re-sorted on the way
-    ids = [r[0] for r in store.query("SELECT term_id FROM postings")]
+    ids = [r[0] for r in store._query("SELECT term_id FROM postings")]
     assert ids[: total - unsorted] == sorted(ids[: total - unsorted])
     retriever = Retriever(store, None)
     for i in (0, 5, 11):
@@ -258,10 +258,10 @@ def test_postings_are_rebuilt_for_a_new_tokenizer_or_an_old_layout(
     store.close()
     monkeypatch.setattr(termlib, "TOKENIZER_VERSION", "test-next")
     store = Store(db)
-    assert postings.state(store.cursor())[0] == "test-next"
+    assert postings.state(store._cursor())[0] == "test-next"
     assert places(Retriever(store, None).search("restated 2018", k=1).passages) == [("notes", 1)]
     # A library written before postings held term ids (a "term" column) is upgraded.
-    cur = store.cursor()
+    cur = store._cursor()
     cur.execute("DROP TABLE postings")
     cur.execute("CREATE TABLE postings (term VARCHAR, ckey BIGINT, tf INTEGER)")
     store.close()
@@ -294,7 +294,7 @@ def test_hand_questions_find_their_page_in_real_pdfs(
 ) -> None:
     """Real PDFs, the real embedder: our hand-written questions about these files, in
     Chinese and English, find a passage on the page that answers them in the top 5."""
-    from desktop_app.core.indexing import Indexer
+    from desktop_app.core.ingest.indexing import Indexer
 
     folder = tmp_path / "pdfs"
     folder.mkdir()
@@ -329,7 +329,7 @@ def test_writes_leave_nothing_that_blocks_a_checkpoint(tmp_path: Path) -> None:
     for i in range(3):
         add_document(store, None, f"memo-{i}", [[f"Budget memo {i} for the annual plan."]])
         retriever.search("annual budget plan", k=2)
-    store.cursor().execute("CHECKPOINT")  # raises while another write transaction is open
+    store._cursor().execute("CHECKPOINT")  # raises while another write transaction is open
     wal = tmp_path / "lib.duckdb.wal"
     assert not wal.exists() or wal.stat().st_size < 64 * 1024
     store.close()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pypdf
 
-from desktop_app.core.extract import extract_document
-from desktop_app.core.sample_pdfs import text_width, wrap, write_samples
+from desktop_app.core.ingest.extract import extract_document
+from desktop_app.core.samples.pdfs import text_width, wrap, write_samples
 from desktop_app.core.types import DocStatus, PageQuality
 
 

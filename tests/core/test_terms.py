@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.core import terms as termlib
+from desktop_app.core.text import words as termlib
 
 
 def test_words_are_lowercased_stemmed_and_stripped_of_function_words() -> None:

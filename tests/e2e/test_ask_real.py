@@ -107,7 +107,7 @@ def test_unrelated_question_gets_no_basis_without_a_model_call(library: tuple[Pa
 def test_a_model_that_crashes_llama_cpp_gives_a_message_and_exit_code_2(
     library: tuple[Path, dict[str, str]],
 ) -> None:
-    from desktop_app.core.llm_worker import FAULT_ENV
+    from desktop_app.core.models.worker import FAULT_ENV
 
     _, env = library
     # The worker dies on an illegal instruction, as a native llama.cpp build did on this

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from desktop_app.core import paths
-from desktop_app.core.embed import OnnxEmbedder
 from desktop_app.core.errors import ModelMissingError
+from desktop_app.core.models.embed import OnnxEmbedder
 
 pytestmark = pytest.mark.e2e
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.citations import citation_grammar, find_markers
+from desktop_app.core.answer.citations import citation_grammar, find_markers
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.generate import PREFILL_STEP, LlamaGenerator
+from desktop_app.core.models.generate import PREFILL_STEP, LlamaGenerator
 
 pytestmark = pytest.mark.e2e
 
@@ -124,7 +124,7 @@ def test_a_truncated_gguf_is_a_known_error_naming_it(
 
 
 def test_priming_reads_the_fixed_head_once_and_the_next_prompt_reuses_it(generator: LlamaGenerator) -> None:
-    from desktop_app.core import prompts
+    from desktop_app.core.answer import prompts
     from desktop_app.core.types import Passage
 
     def packed(question: str, sources: list[Passage]) -> list[dict[str, str]]:

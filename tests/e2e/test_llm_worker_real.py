@@ -13,8 +13,13 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.generate import LlamaGenerator
-from desktop_app.core.llm_worker import FAULT_ENV, ModelProcessDied, WorkerGenerator, death_reason
+from desktop_app.core.models.generate import LlamaGenerator
+from desktop_app.core.models.worker import (
+    FAULT_ENV,
+    ModelProcessDied,
+    WorkerGenerator,
+    death_reason,
+)
 from tests.e2e.test_generate_real import QUESTION, long_question
 
 pytestmark = pytest.mark.e2e

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core import models
-from desktop_app.core.models import InstallProgress, InstallStep
+from desktop_app.core.models import catalog as models
+from desktop_app.core.models.catalog import InstallProgress, InstallStep
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.e2e
 
 LONG_PROMPT = """
 import sys
-from desktop_app.core.generate import LlamaGenerator
+from desktop_app.core.models.generate import LlamaGenerator
 
 generator = LlamaGenerator(sys.argv[1], context_tokens=4096, threads=1)
 sources = "\\n".join(

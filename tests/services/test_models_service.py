@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core import models
 from desktop_app.core.errors import Cancelled
-from desktop_app.core.models import InstallProgress, InstallStep
+from desktop_app.core.models import catalog as models
+from desktop_app.core.models.catalog import InstallProgress, InstallStep
 from desktop_app.core.settings import Settings
 from desktop_app.services import models_service
 from desktop_app.services.models_service import ModelInstall, check_models

@@ -16,10 +16,10 @@ from typing import Any
 
 import pypdf
 
-from desktop_app.core import models
 from desktop_app.core.errors import Cancelled
 from desktop_app.core.ids import chunk_id, sha256_file
-from desktop_app.core.models import InstallProgress, InstallStep
+from desktop_app.core.models import catalog as models
+from desktop_app.core.models.catalog import InstallProgress, InstallStep
 from desktop_app.core.types import (
     AnswerCancelled,
     AnswerEvent,

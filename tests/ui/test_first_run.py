@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core import models
 from desktop_app.core import settings as settings_store
-from desktop_app.core.models import ModelDownloadError
+from desktop_app.core.models import catalog as models
+from desktop_app.core.models.catalog import ModelDownloadError
 from desktop_app.core.types import DocStatus
 from desktop_app.ui import app as app_module
 from tests.ggufgen import write_gguf

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.sample_pdfs import write_samples
+from desktop_app.core.samples.pdfs import write_samples
 from desktop_app.ui.first_run import InstallDialog
 from tests.ui.conftest import until
 from tests.ui.test_window_flow import warranty_answer

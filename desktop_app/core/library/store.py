@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from desktop_app.core import postings
 from desktop_app.core.errors import KnownError
-from desktop_app.core.migrations import migrate
+from desktop_app.core.library import postings
+from desktop_app.core.library.migrations import migrate
 from desktop_app.core.types import (
     Chunk,
     DocStatus,
@@ -76,7 +76,7 @@ class Store:
 
     # ------------------------------------------------------------------ plumbing
 
-    def cursor(self) -> Any:
+    def _cursor(self) -> Any:
         cur = getattr(self._local, "cursor", None)
         if cur is None:
             cur = self._con.cursor()
@@ -89,34 +89,34 @@ class Store:
         except Exception:  # pragma: no cover - closing twice
             logger.debug("close failed", exc_info=True)
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self.cursor().execute(sql, list(params)).fetchall()
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._cursor().execute(sql, list(params)).fetchall()
 
     # ------------------------------------------------------------------ files and documents
 
     def file_record(self, path: str) -> FileRecord | None:
-        rows = self.query(
+        rows = self._query(
             "SELECT path, doc_id, size, mtime, status, error, removed FROM files WHERE path = ?",
             [path],
         )
         return FileRecord(*rows[0]) if rows else None
 
     def file_records(self) -> list[FileRecord]:
-        rows = self.query("SELECT path, doc_id, size, mtime, status, error, removed FROM files")
+        rows = self._query("SELECT path, doc_id, size, mtime, status, error, removed FROM files")
         return [FileRecord(*r) for r in rows]
 
     def has_document(self, doc_id: str) -> bool:
-        rows = self.query(
+        rows = self._query(
             "SELECT 1 FROM documents WHERE doc_id = ? AND NOT superseded", [doc_id]
         )
         return bool(rows)
 
     def document_status(self, doc_id: str) -> str | None:
-        rows = self.query("SELECT status FROM documents WHERE doc_id = ?", [doc_id])
+        rows = self._query("SELECT status FROM documents WHERE doc_id = ?", [doc_id])
         return str(rows[0][0]) if rows else None
 
     def next_version(self, path: str, doc_id: str) -> int:
-        rows = self.query(
+        rows = self._query(
             "SELECT d.version, d.doc_id FROM files f JOIN documents d ON d.doc_id = f.doc_id WHERE f.path = ?",
             [path],
         )
@@ -130,7 +130,7 @@ class Store:
     ) -> None:
         """Record what lives at ``path`` now; if other bytes lived there, retire them."""
         with self._write_lock:
-            cur = self.cursor()
+            cur = self._cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
                 old = cur.execute("SELECT doc_id FROM files WHERE path = ?", [path]).fetchone()
@@ -148,7 +148,7 @@ class Store:
 
     def mark_removed(self, paths: Iterable[str]) -> None:
         with self._write_lock:
-            cur = self.cursor()
+            cur = self._cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
                 for path in paths:
@@ -199,7 +199,7 @@ class Store:
 
         assert len(chunks) == len(chunk_terms)
         with self._write_lock:
-            cur = self.cursor()
+            cur = self._cursor()
             first = self._next_ckey
             ckeys = list(range(first, first + len(chunks)))
             cur.execute("BEGIN TRANSACTION")
@@ -293,7 +293,7 @@ class Store:
     def chunks_without_vectors(self, model_id: str) -> list[tuple[int, str]]:
         return [
             (int(k), str(t))
-            for k, t in self.query(
+            for k, t in self._query(
                 "SELECT c.ckey, c.text FROM chunks c WHERE NOT EXISTS "
                 "(SELECT 1 FROM embeddings e WHERE e.ckey = c.ckey AND e.model_id = ?) ORDER BY c.ckey",
                 [model_id],
@@ -302,7 +302,7 @@ class Store:
 
     def add_vectors(self, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
         with self._write_lock:
-            cur = self.cursor()
+            cur = self._cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
                 self._insert_vectors(cur, ckeys, vectors, model_id)
@@ -315,7 +315,7 @@ class Store:
     def rebuild_postings(self, chunk_terms: Iterable[tuple[int, dict[str, int]]]) -> None:
         """Replace every BM25 posting with those of ``(ckey, {term: tf})`` pairs."""
         with self._write_lock:
-            cur = self.cursor()
+            cur = self._cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
                 postings.replace_all(cur, chunk_terms)
@@ -328,9 +328,9 @@ class Store:
     def drop_vectors(self, model_id: str | None = None) -> None:
         with self._write_lock:
             if model_id is None:
-                self.cursor().execute("DELETE FROM embeddings")
+                self._cursor().execute("DELETE FROM embeddings")
             else:
-                self.cursor().execute("DELETE FROM embeddings WHERE model_id = ?", [model_id])
+                self._cursor().execute("DELETE FROM embeddings WHERE model_id = ?", [model_id])
             self.generation += 1
 
     def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]:
@@ -339,7 +339,7 @@ class Store:
             "SELECT e.ckey, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey "
             "WHERE e.model_id = $model ORDER BY e.ckey"
         )
-        relation = self.cursor().sql(sql, params={"model": model_id})
+        relation = self._cursor().sql(sql, params={"model": model_id})
         fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
         table = fetch()
         if table.num_rows == 0:
@@ -354,7 +354,7 @@ class Store:
     def passages(self, ckeys: Sequence[int]) -> dict[int, Passage]:
         if not ckeys:
             return {}
-        rows = self.query(
+        rows = self._query(
             "SELECT c.ckey, c.chunk_id, c.doc_id, d.path, d.title, c.page, p.label, c.section,"
             " c.char_start, c.char_end, c.text, d.version"
             " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
@@ -376,14 +376,14 @@ class Store:
     def _live_paths(self, doc_ids: Sequence[str]) -> dict[str, str]:
         if not doc_ids:
             return {}
-        rows = self.query(
+        rows = self._query(
             "SELECT doc_id, min(path) FROM files WHERE NOT removed AND doc_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY doc_id",
             [list(set(doc_ids))],
         )
         return {r[0]: r[1] for r in rows}
 
     def passage_by_chunk_id(self, chunk_id: str) -> Passage | None:
-        rows = self.query("SELECT ckey FROM chunks WHERE chunk_id = ?", [chunk_id])
+        rows = self._query("SELECT ckey FROM chunks WHERE chunk_id = ?", [chunk_id])
         if not rows:
             return None
         return self.passages([int(rows[0][0])]).get(int(rows[0][0]))
@@ -400,7 +400,7 @@ class Store:
             params.append(folder.rstrip("/") + "/%")
         sql += " ORDER BY f.path"
         out = []
-        for r in self.query(sql, params):
+        for r in self._query(sql, params):
             out.append(
                 DocumentInfo(
                     doc_id=r[1] or "", path=r[0], title=r[2] or Path(r[0]).stem,
@@ -413,7 +413,7 @@ class Store:
         return out
 
     def counts(self) -> dict[str, int]:
-        row = self.query(
+        row = self._query(
             "SELECT (SELECT count(*) FROM documents WHERE NOT superseded),"
             " (SELECT coalesce(sum(pages), 0) FROM documents WHERE NOT superseded),"
             " (SELECT count(*) FROM chunks), (SELECT count(*) FROM embeddings)"
@@ -421,17 +421,17 @@ class Store:
         return {"documents": int(row[0]), "pages": int(row[1]), "chunks": int(row[2]), "vectors": int(row[3])}
 
     def chunk_ids(self) -> list[str]:
-        return [r[0] for r in self.query("SELECT chunk_id FROM chunks ORDER BY chunk_id")]
+        return [r[0] for r in self._query("SELECT chunk_id FROM chunks ORDER BY chunk_id")]
 
     def all_chunk_texts(self) -> list[tuple[int, str]]:
-        return [(int(k), t) for k, t in self.query("SELECT ckey, text FROM chunks ORDER BY ckey")]
+        return [(int(k), t) for k, t in self._query("SELECT ckey, text FROM chunks ORDER BY ckey")]
 
     # ------------------------------------------------------------------ answers
 
     def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
                     status: str, payload: dict[str, Any]) -> None:
         with self._write_lock:
-            cur = self.cursor()
+            cur = self._cursor()
             cur.execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
             cur.execute(
                 "INSERT INTO answers (answer_id, question, text, style, model_id, status, payload)"
@@ -440,7 +440,7 @@ class Store:
             )
 
     def answers(self) -> list[dict[str, Any]]:
-        rows = self.query(
+        rows = self._query(
             "SELECT answer_id, question, status, created_at, model_id FROM answers ORDER BY created_at DESC"
         )
         return [
@@ -449,7 +449,7 @@ class Store:
         ]
 
     def answer(self, answer_id: str) -> dict[str, Any] | None:
-        rows = self.query(
+        rows = self._query(
             "SELECT answer_id, question, text, style, model_id, status, created_at, payload FROM answers"
             " WHERE answer_id = ? OR answer_id LIKE ? ORDER BY created_at DESC",
             [answer_id, answer_id + "%"],
@@ -464,12 +464,12 @@ class Store:
 
     def delete_answer(self, answer_id: str) -> bool:
         with self._write_lock:
-            before = self.query("SELECT count(*) FROM answers WHERE answer_id = ?", [answer_id])[0][0]
-            self.cursor().execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
+            before = self._query("SELECT count(*) FROM answers WHERE answer_id = ?", [answer_id])[0][0]
+            self._cursor().execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
             return bool(before)
 
     def judge_get(self, sentence_sha: str, chunk_id: str) -> bool | None:
-        rows = self.query(
+        rows = self._query(
             "SELECT supported FROM judge_cache WHERE sentence_sha = ? AND chunk_id = ?",
             [sentence_sha, chunk_id],
         )
@@ -477,6 +477,71 @@ class Store:
 
     def judge_put(self, sentence_sha: str, chunk_id: str, supported: bool) -> None:
         with self._write_lock:
-            self.cursor().execute(
+            self._cursor().execute(
                 "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?)", [sentence_sha, chunk_id, supported]
             )
+
+    # ------------------------------------------------------------------ search (BM25 over the postings)
+
+    def chunk_stats(self) -> tuple[int, float]:
+        """(number of chunks, their average length in terms)."""
+        rows = self._query("SELECT count(*), coalesce(avg(n_terms), 1) FROM chunks")
+        return int(rows[0][0]), float(rows[0][1]) or 1.0
+
+    def document_titles(self) -> list[tuple[str, str, str]]:
+        """(doc_id, title, path) of every current document."""
+        rows = self._query("SELECT doc_id, title, path FROM documents WHERE NOT superseded")
+        return [(str(d), str(t), str(p)) for d, t, p in rows]
+
+    def term_chunk_counts(self, term_ids: Sequence[int]) -> dict[int, int]:
+        """How many chunks hold each term (terms no chunk holds are left out)."""
+        return {int(t): int(n) for t, n in self._query(postings.DF_SQL, [list(term_ids)])}
+
+    def bm25_top(self, term_ids: Sequence[int], weights: Sequence[float], avgdl: float,
+                 k: int) -> list[tuple[int, float, int]]:
+        """The best ``k`` chunks by BM25 over the weighted terms: (ckey, score, bit mask of
+        the terms it holds: bit i = ``term_ids[i]``), best first."""
+        rows = self._cursor().execute(postings.SCORE_SQL, {
+            "ids": list(term_ids), "w": list(weights), "bit": [1 << i for i in range(len(term_ids))],
+            "avgdl": avgdl, "k": k,
+        }).fetchall()
+        return [(int(key), float(score), int(held)) for key, score, held in rows]
+
+    def bm25_of(self, term_ids: Sequence[int], weights: Sequence[float], avgdl: float,
+                ckeys: Sequence[int]) -> list[tuple[int, float, int]]:
+        """The same BM25 (and bit mask) for the given chunks only."""
+        rows = self._cursor().execute(postings.EXTRA_SQL, {
+            "ids": list(term_ids), "w": list(weights), "bit": [1 << i for i in range(len(term_ids))],
+            "avgdl": avgdl, "extra": list(ckeys),
+        }).fetchall()
+        return [(int(key), float(score), int(held)) for key, score, held in rows]
+
+    def chunk_places(self, ckeys: Sequence[int]) -> dict[int, tuple[str, int, str]]:
+        """(doc_id, page, section) of each chunk."""
+        rows = self._query(
+            "SELECT ckey, doc_id, page, section FROM chunks WHERE ckey IN (SELECT unnest(?::BIGINT[]))",
+            [list(ckeys)],
+        )
+        return {int(key): (str(doc), int(page), str(section)) for key, doc, page, section in rows}
+
+    # ------------------------------------------------------------------ provenance
+
+    def document_totals(self, doc_id: str) -> tuple[int, int, tuple[int, ...]] | None:
+        """(pages, chunks, pages flagged as unreadable) of a document, None if unknown."""
+        rows = self._query("SELECT pages, chunks, bad_pages FROM documents WHERE doc_id = ?", [doc_id])
+        if not rows:
+            return None
+        pages, chunks, bad = rows[0]
+        return int(pages), int(chunks), tuple(int(x) for x in str(bad).split(",") if x)
+
+    def live_files(self, doc_id: str) -> list[tuple[str, int, float]]:
+        """(path, size, mtime) of the files that held ``doc_id`` when last scanned."""
+        rows = self._query(
+            "SELECT path, size, mtime FROM files WHERE doc_id = ? AND NOT removed ORDER BY path", [doc_id]
+        )
+        return [(str(p), int(s), float(m)) for p, s, m in rows]
+
+    def document_path(self, doc_id: str) -> str | None:
+        """The path a document was indexed from."""
+        rows = self._query("SELECT path FROM documents WHERE doc_id = ?", [doc_id])
+        return str(rows[0][0]) if rows else None

@@ -1,12 +1,12 @@
 """Extract one PDF: per-page text, label, page size, rotation and text runs. Qt-free.
 
 pypdf's plain extraction (content-stream order) gives each page's text, and
-:mod:`desktop_app.core.text_runs` turns its callbacks into runs with boxes. Text is
+:mod:`desktop_app.core.ingest.text_runs` turns its callbacks into runs with boxes. Text is
 stored as extracted except for control characters (see ``clean_text``), so offsets
 into it hold. ``width``/``height`` are the crop box (the media box unless the PDF sets
 one), the page as viewers show it, and run boxes are measured from its corner.
 
-Every page is scored by :mod:`desktop_app.core.text_quality`; the document status
+Every page is scored by :mod:`desktop_app.core.ingest.text_quality`; the document status
 follows from the pages. Encrypted files are tried with the empty password, then with
 each password given. A bad file never raises: it becomes a status with a message.
 """
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.ids import sha256_bytes
-from desktop_app.core.text_quality import TextAssessment, assess_text
-from desktop_app.core.text_runs import FontCache, PageCollector, clean_text
+from desktop_app.core.ingest.text_quality import TextAssessment, assess_text
+from desktop_app.core.ingest.text_runs import FontCache, PageCollector, clean_text
 from desktop_app.core.types import DocStatus, ExtractedDocument, PageQuality, PageText
 
 logger = logging.getLogger(__name__)

@@ -13,12 +13,12 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from desktop_app.core import models
 from desktop_app.core.errors import KnownError
+from desktop_app.core.models import catalog as models
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -34,23 +34,6 @@ _FIX_HINT = (
     "Pick a folder holding a sentence embedder (model.onnx + tokenizer.json), or set the "
     "embedder back to default (`folio models install --small`)."
 )
-
-
-class Embedder(Protocol):
-    """Turns texts into unit-length float32 vectors (one row per text, input order)."""
-
-    @property
-    def model_id(self) -> str: ...
-
-    @property
-    def dim(self) -> int: ...
-
-    @property
-    def max_tokens(self) -> int: ...
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-    def count_tokens(self, text: str) -> int: ...
 
 
 def _cpu_count() -> int:

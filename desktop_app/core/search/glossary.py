@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop_app.core.terms import cjk_share
+from desktop_app.core.text.words import cjk_share
 
 logger = logging.getLogger(__name__)
 

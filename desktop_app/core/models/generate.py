@@ -23,38 +23,19 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
+from desktop_app.core.stages import Message
 
 logger = logging.getLogger(__name__)
 
-Message = dict[str, str]
 
 # Used when a GGUF carries no chat template (ChatML, which most small instruct models know).
 _CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
     " + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
-
-
-class Generator(Protocol):
-    model_id: str
-    context_tokens: int
-
-    def count_tokens(self, text: str) -> int: ...
-
-    def render(self, messages: Sequence[Message]) -> str: ...
-
-    def stream(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float,
-        grammar: str | None = None,
-        should_cancel: Callable[[], bool] = lambda: False,
-    ) -> Iterator[str]: ...
 
 
 @dataclass(frozen=True)

@@ -19,11 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from desktop_app.core import terms as termlib
-from desktop_app.core.migrations import POSTINGS_DDL
+from desktop_app.core.library.migrations import POSTINGS_DDL
+from desktop_app.core.text import words as termlib
 
 logger = logging.getLogger(__name__)
 
+BM25_K1 = 1.2
+BM25_B = 0.75
 COMPACT_MIN_ROWS = 200_000  # never re-sort for a tail smaller than this
 COMPACT_SHARE = 0.2  # re-sort when the unsorted tail exceeds this share of all rows
 
@@ -164,3 +166,33 @@ def ensure_current(cur: Any, chunk_texts: Any) -> bool:
         raise
     logger.info("rebuilt %d postings for tokenizer %s", rows, termlib.TOKENIZER_VERSION)
     return True
+
+
+# --------------------------------------------------------------------------- BM25 in SQL
+
+DF_SQL = """
+SELECT p.term_id, count(*) FROM postings p
+SEMI JOIN (SELECT unnest(?::BIGINT[]) AS term_id) q ON q.term_id = p.term_id
+GROUP BY p.term_id
+"""
+# BM25 of every chunk holding a scored query term: the best ``k``, each with a bit mask
+# of the query terms it holds (bit i = term i of $ids).
+SCORE_SQL = f"""
+WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
+                  unnest($bit::BIGINT[]) AS bit)
+SELECT p.ckey,
+       sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score,
+       bit_or(q.bit)
+FROM postings p JOIN q ON q.term_id = p.term_id
+GROUP BY p.ckey ORDER BY score DESC, p.ckey LIMIT $k
+"""
+# The same BM25 for given chunks only (dense candidates the first query did not return).
+EXTRA_SQL = f"""
+WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
+                  unnest($bit::BIGINT[]) AS bit)
+SELECT p.ckey, sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))),
+       bit_or(q.bit)
+FROM postings p JOIN q ON q.term_id = p.term_id
+WHERE p.ckey IN (SELECT unnest($extra::BIGINT[]))
+GROUP BY p.ckey
+"""

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.ids import sha256_file
-from desktop_app.core.store import Store
+from desktop_app.core.library.store import Store
 from desktop_app.core.types import SourceState
 
 logger = logging.getLogger(__name__)
@@ -35,9 +35,7 @@ def source_state(store: Store, chunk_id: str, doc_id: str,
                  hashes: dict[str, str] | None = None) -> SourceState:
     """Whether the bytes ``doc_id`` names are still at one of their paths. ``hashes``
     (path -> sha256) memoises hashing across the sources of one answer."""
-    rows = store.query(
-        "SELECT path, size, mtime FROM files WHERE doc_id = ? AND NOT removed ORDER BY path", [doc_id]
-    )
+    rows = store.live_files(doc_id)
     for path, size, mtime in rows:
         try:
             stat = os.stat(path)
@@ -57,8 +55,8 @@ def source_state(store: Store, chunk_id: str, doc_id: str,
         if digest == doc_id:
             return SourceState.CURRENT
     # Not found as it was. Did its path get other bytes, or did it go away?
-    doc = store.query("SELECT path FROM documents WHERE doc_id = ?", [doc_id])
-    candidates = [r[0] for r in rows] + ([doc[0][0]] if doc else [])
+    indexed_from = store.document_path(doc_id)
+    candidates = [r[0] for r in rows] + ([indexed_from] if indexed_from else [])
     for path in candidates:
         if Path(path).exists():
             return SourceState.CHANGED

@@ -11,8 +11,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from desktop_app.core import prompts
-from desktop_app.core.citations import CitationResolver, SourceMap, citation_grammar
+from desktop_app.core.answer import prompts
+from desktop_app.core.answer.citations import CitationResolver, SourceMap, citation_grammar
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import (
@@ -47,7 +47,7 @@ def evidence_is_weak(retrieval: Any) -> str | None:
     """A reason when the retrieved passages cannot support an answer, else None."""
     if not retrieval.passages:
         return "No passage in the library matches the question."
-    if getattr(retrieval, "cjk", False) or retrieval.best_cosine <= 0.0:
+    if retrieval.cjk or retrieval.best_cosine <= 0.0:
         if retrieval.coverage < MIN_COVERAGE_LEXICAL:
             return (
                 f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
@@ -84,7 +84,7 @@ def answer(
     retrieval = retriever.search(question, settings.sources_per_answer)
     language = prompts.language_for(question, settings.prompt_language)
     weak = evidence_is_weak(retrieval)
-    also_searched = getattr(retrieval, "expansion", "")  # what the glossary added (retrieve.py)
+    also_searched = retrieval.expansion  # what the glossary added (retrieve.py)
     if weak is not None:
         _no_basis(question, weak, language, answer_id, style, store, emit, also_searched)
         return answer_id
@@ -100,7 +100,7 @@ def answer(
         count_tokens=generator.count_tokens,
         context_tokens=generator.context_tokens,
         answer_tokens=settings.max_tokens,
-        language=settings.prompt_language,
+        language=language,
     )
     # Only what reached the prompt was "given to the model".
     source_map = SourceMap(full_map.style, tuple(e for e in full_map.entries if e[0] in packed.labels))
@@ -165,9 +165,9 @@ def default_verifier(source_map: SourceMap) -> Any:
     """The rule scorer over the sources the model saw; suggestions are keyed by chunk id.
 
     No embedder here: on two cores it would compete with the model for the CPU, and on
-    calibration pairs it changed 1 verdict in 30 (see core/verify.py).
+    calibration pairs it changed 1 verdict in 30 (see core/answer/verify.py).
     """
-    from desktop_app.core.verify import StreamingVerifier
+    from desktop_app.core.answer.verify import StreamingVerifier
 
     by_label = {label: passage.text for label, passage in source_map.items()}
     by_chunk = {passage.chunk_id: passage.text for _, passage in source_map.items()}
@@ -179,7 +179,7 @@ def _judge(generator: Any, store: Any, source_map: SourceMap, text: str,
            should_cancel: Callable[[], bool]) -> list[ClaimVerdict]:
     """Ask the loaded model about the sentences the rule scorer was unsure of; emit and
     return the updated verdicts. Runs after the answer finished, on the model's thread."""
-    from desktop_app.core.judge import Judge, JudgedPassage, merge
+    from desktop_app.core.answer.judge import Judge, JudgedPassage, merge
 
     passages = {label: JudgedPassage(p.chunk_id, p.text) for label, p in source_map.items()}
     judge = Judge(generator, store, should_cancel)

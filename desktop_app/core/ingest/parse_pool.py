@@ -60,7 +60,7 @@ def _worker_main(connection: Connection, memory_mb: int | None) -> None:
             logger.debug("memory cap not set: %r", exc)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns on every odd font
-    from desktop_app.core.extract import extract_document
+    from desktop_app.core.ingest.extract import extract_document
 
     while True:
         try:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core import paths
-from desktop_app.core import terms as termlib
-from desktop_app.core.terms import is_cjk_query
+from desktop_app.core.text import words as termlib
+from desktop_app.core.text.words import question_language
 from desktop_app.core.types import Passage
 
 logger = logging.getLogger(__name__)
@@ -68,10 +68,7 @@ class Example:
     answer: str
 
 
-def language_for(question: str, setting: str = "auto") -> str:
-    if setting in ("en", "zh"):
-        return setting
-    return "zh" if is_cjk_query(question) else "en"
+language_for = question_language  # kept for the benchmarks' and tests' callers
 
 
 def _folder(prompts_dir: Path | None) -> Path:
@@ -212,7 +209,7 @@ def build_prompt(
     ``context_tokens`` after ``answer_tokens`` (at most ``max_sources``); if not even the
     best one fits, it is cut to what fits.
     """
-    lang = language_for(question, language)
+    lang = question_language(question, language)
     system_t = _template(f"system_{lang}.txt", prompts_dir)
     task_t = _template(f"task_{lang}.txt", prompts_dir)
     markers = [marker for _, marker, _ in sources] or ["[1]", "[2]"]

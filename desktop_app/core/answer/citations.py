@@ -3,27 +3,9 @@ incremental CitationTracker, resolution into citation events, and a llama.cpp gr
 
 Qt-free and asyncio-free.
 
-Marker grammar (what local models really write). A marker is an opening bracket ``[``,
-``【`` or ``［``, a content with no bracket in it, and a closing bracket ``]``, ``】`` or
-``］`` (any opener with any closer), at most :data:`MAX_MARKER_CHARS` characters in all.
-The content is one or more items separated by ``,`` ``，`` ``、`` ``;`` ``；`` (spaces
-allowed around a separator, never right after the opener or before the closer):
-
-- label item: 1-4 digits (ASCII or full-width), or a range ``1-3`` (``-`` ``–`` ``－``
-  ``~`` ``～``). Ids are canonical integers: ``[01]`` and ``【１】`` name ``"1"``. A range
-  of up to :data:`MAX_RANGE` labels expands (``[1-3]`` names 1, 2, 3); a longer or
-  descending range names its two endpoints only. ``[2023]`` is a marker naming ``"2023"``,
-  which the resolver flags as hallucinated unless the request has 2023 sources.
-- short-id item: exactly 7 or 8 ASCII letters or digits, kept as written.
-
-Style ``label`` accepts label items only, ``shortid`` short-id items only (so prose such as
-``[Appendix]`` is not a citation in the default style), ``None`` both. Not markers:
-``[abc123]``, ``[abcdefghi]``, ``[abc-1234]``, ``[ abc1234]``, ``[]``, ``[a]``, ``[1,]``.
-In ``[1](https://x)`` the ``[1]`` is a marker.
-
-Spans: every id of a marker gets the span of the whole marker, from its opening bracket to
-just after its closing bracket, so ``answer[start:end]`` is always the marker text
-(``[1-3]`` gives 1, 2 and 3 the same span). An id appears once per marker.
+The marker grammar (what local models really write: ``[1]``, ``[1, 3]``, ``[1-3]``,
+``【1】``, short ids ``[abc1234]``) is defined once, in core/text/markers.py; the tracker
+here is its streaming reader with R2R's API.
 """
 
 from __future__ import annotations
@@ -34,6 +16,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from desktop_app.core.text.markers import (
+    CLOSERS,
+    OPENERS,
+    MarkerScanner,
+    find_markers,
+    marker_ids,
+    style_key,
+)
 from desktop_app.core.types import (
     AnswerFinished,
     CitationFound,
@@ -45,61 +35,16 @@ from desktop_app.core.types import (
 
 logger = logging.getLogger(__name__)
 
-MAX_MARKER_CHARS = 64  # a longer bracketed text is never a marker; bounds the unclosed tail
-MAX_RANGE = 20  # [a-b] expands only when it names at most this many labels
+# The grammar's readers are re-exported: R2R's helpers and the tracker live here.
+__all__ = [
+    "CitationResolver", "CitationTracker", "SourceMap", "citation_grammar", "extract_citation_spans",
+    "extract_citations", "find_markers", "find_new_citation_spans", "marker_ids",
+]
+
 SHORT_ID_CHARS = 7  # lengthened to 8 for the sources of a request that collide in 7
 
-_OPENERS = "[【［"
-_CLOSERS = "]】］"
-_BRACKET = re.compile("[\\[\\]【】［］]")
-_SP = "[ \u3000]*"
-_NUM = "[0-9０-９]{1,4}"
-_DASH = "[-–－~～]"
-_SID = "[A-Za-z0-9]{7,8}"
-_LABEL_ITEM = f"{_NUM}(?:{_SP}{_DASH}{_SP}{_NUM})?"
-_SEP = f"{_SP}[,，、;；]{_SP}"
-_ITEMS: dict[CitationStyle | None, str] = {
-    None: f"(?:{_LABEL_ITEM}|{_SID})",
-    CitationStyle.LABEL: _LABEL_ITEM,
-    CitationStyle.SHORTID: _SID,
-}
-_CONTENT = {style: re.compile(f"{item}(?:{_SEP}{item})*") for style, item in _ITEMS.items()}
-_SEP_RE = re.compile(_SEP)
-_NUM_RE = re.compile(_NUM)
-_RANGE_RE = re.compile(f"({_NUM}){_SP}{_DASH}{_SP}({_NUM})")
 _R2R_PATTERN = re.compile(r"\[([A-Za-z0-9]{7,8})\]")
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def _style_key(style: CitationStyle | str | None) -> CitationStyle | None:
-    return None if style is None else CitationStyle(style)
-
-
-def marker_ids(marker: str, style: CitationStyle | str | None = None) -> list[str]:
-    """The ids one marker text names (``"[1, 3]"`` -> ``["1", "3"]``); ``[]`` if not a marker."""
-    key = _style_key(style)
-    if not 3 <= len(marker) <= MAX_MARKER_CHARS:
-        return []
-    if marker[0] not in _OPENERS or marker[-1] not in _CLOSERS:
-        return []
-    return _content_ids(marker[1:-1], key)
-
-
-def _content_ids(content: str, style: CitationStyle | None) -> list[str]:
-    if not _CONTENT[style].fullmatch(content):
-        return []
-    ids: list[str] = []
-    for item in _SEP_RE.split(content):
-        bounds = _RANGE_RE.fullmatch(item)
-        if bounds:
-            low, high = int(bounds.group(1)), int(bounds.group(2))
-            numbers = range(low, high + 1) if 0 <= high - low < MAX_RANGE else (low, high)
-            ids.extend(str(n) for n in numbers)
-        elif _NUM_RE.fullmatch(item):
-            ids.append(str(int(item)))
-        else:
-            ids.append(item)
-    return list(dict.fromkeys(ids))
 
 
 # --------------------------------------------------------------------------- SourceMap
@@ -239,20 +184,18 @@ class CitationTracker:
     """
 
     def __init__(self, style: CitationStyle | str | None = None) -> None:
-        self.style = _style_key(style)
+        self.style = style_key(style)
         self.processed_spans: dict[str, set[Span]] = {}
         self.seen_citation_ids: set[str] = set()
         self._parts: list[str] = []
-        self._length = 0
-        self._open = -1  # offset of the unclosed opening bracket, -1 when none
-        self._tail = ""  # the answer from that bracket on
+        self._scanner = MarkerScanner(self.style)
         self._finished = False
 
     def reset(self) -> None:
         """Forget the answer, every span and every seen id."""
         self.processed_spans = {}
         self.seen_citation_ids = set()
-        self._parts, self._length, self._open, self._tail = [], 0, -1, ""
+        self._parts, self._scanner = [], MarkerScanner(self.style)
         self._finished = False
 
     @property
@@ -268,39 +211,14 @@ class CitationTracker:
             raise RuntimeError("CitationTracker.feed() after finish(); call reset() first")
         if not delta:
             return []
-        start = self._length
         self._parts.append(delta)
-        self._length += len(delta)
-        if self._open < 0:
-            first = _BRACKET.search(delta)
-            if first is None:
-                return []
-            buffer, base, pos, opened = delta, start, first.start(), -1
-        else:
-            buffer, base, pos, opened = self._tail + delta, self._open, len(self._tail), 0
-        found: list[tuple[str, Span]] = []
-        for match in _BRACKET.finditer(buffer, pos):
-            at = match.start()
-            if buffer[at] in _OPENERS:
-                opened = at
-            elif opened >= 0:
-                end = at + 1
-                if end - opened <= MAX_MARKER_CHARS:
-                    span = (base + opened, base + end)
-                    for cid in _content_ids(buffer[opened + 1 : at], self.style):
-                        if self.is_new_span(cid, span):
-                            found.append((cid, span))
-                opened = -1
-        if opened >= 0 and len(buffer) - opened < MAX_MARKER_CHARS:
-            self._open, self._tail = base + opened, buffer[opened:]
-        else:
-            self._open, self._tail = -1, ""
-        return found
+        return [(cid, span) for ids, span in self._scanner.feed(delta) for cid in ids
+                if self.is_new_span(cid, span)]
 
     def finish(self) -> dict[str, list[Span]]:
         """End the stream (an unclosed tail is dropped); every id with all its spans."""
         self._finished = True
-        self._open, self._tail = -1, ""
+        self._scanner.drop_tail()
         return self.get_all_spans()
 
     def is_new_citation(self, citation_id: str) -> bool:
@@ -322,11 +240,6 @@ class CitationTracker:
     def get_all_spans(self) -> dict[str, list[Span]]:
         """Ids in order of first record, each with its spans sorted by position."""
         return {cid: sorted(spans) for cid, spans in self.processed_spans.items() if spans}
-
-
-def find_markers(text: str, style: CitationStyle | str | None = None) -> list[tuple[str, Span]]:
-    """Every (id, span) in a whole text, in order: what streaming ``text`` would report."""
-    return CitationTracker(style).feed(text)
 
 
 def extract_citations(text: str) -> list[str]:
@@ -421,7 +334,7 @@ class CitationResolver:
 
 
 def _slices_to_marker(text: str, start: int, end: int) -> bool:
-    return 0 <= start < end <= len(text) and text[start] in _OPENERS and text[end - 1] in _CLOSERS
+    return 0 <= start < end <= len(text) and text[start] in OPENERS and text[end - 1] in CLOSERS
 
 
 # --------------------------------------------------------------------------- GBNF grammar

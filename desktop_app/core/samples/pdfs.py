@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop_app.core.sample_texts import SAMPLES, Block
+from desktop_app.core.samples.texts import SAMPLES, Block
 
 logger = logging.getLogger(__name__)
 

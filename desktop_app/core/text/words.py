@@ -22,15 +22,15 @@ from functools import lru_cache
 
 TOKENIZER_VERSION = "4"
 
-_CJK_RANGES = (
+CJK_RANGES = (
     "\u3400-\u4dbf"  # CJK Extension A
     "\u4e00-\u9fff"  # CJK Unified Ideographs
     "\uf900-\ufaff"  # CJK Compatibility Ideographs
     "\u3040-\u30ff"  # Hiragana, Katakana
     "\uac00-\ud7af"  # Hangul syllables
 )
-_TOKEN = re.compile(rf"([{_CJK_RANGES}]+)|([^\W_]+)", re.UNICODE)
-_CJK_CHAR = re.compile(rf"[{_CJK_RANGES}]")
+_TOKEN = re.compile(rf"([{CJK_RANGES}]+)|([^\W_]+)", re.UNICODE)
+CJK_CHAR = re.compile(rf"[{CJK_RANGES}]")  # the one definition of a CJK character
 _ALNUM_PART = re.compile(r"\d+|[^\W\d_]+")
 
 # Very common English and German function words, and the words questions are phrased
@@ -44,6 +44,23 @@ STOPWORDS = frozenset(
     der die das und ist von zu den mit sich des auf für im dem nicht ein eine als auch es
     an werden aus er hat dass sie nach wird bei einer um am sind noch wie einem über einen
     so zum war haben nur oder aber vor zur bis mehr durch man""".split()
+)
+# Words a claim can drop without changing what it states (the verifier's content words
+# leave these out): the function words above, and the words answers use about sources.
+CLAIM_STOPWORDS = STOPWORDS | frozenset(
+    """a about above according after all als also although am an and another answer any are as
+    at auch auf aus based be because been before bei being below between billion bn both
+    but by can cent context could das dem den der des did die do document documents does
+    doing during e.g each ein eine einem einen einer either es etc every for from für had
+    has have having he her here him his how i i.e if im in into is ist it it's its just
+    kann least less may me mention mentioned mentions might million mit more most must my
+    nach neither nicht no nor not note notes oder of on only onto or other our over own
+    passage passages per percent provided said same say says shall she should show shown
+    shows sich since sind so some source sources state stated states such text than that
+    the their theirs them then there these they this those though thousand through to
+    trillion und under until upon us very via von was we werden were what when where
+    whether which while who whom whose why will wird with within without would yes yet you
+    your zu""".split()
 )
 # Words that say how to answer rather than what about ("Explain...", "Give the answer
 # rounded to two decimal places"): indexed like any text, not searched for unless the
@@ -63,7 +80,8 @@ CJK_QUESTION_TERMS = frozenset(
 CJK_UNIGRAM_WEIGHT = 0.2
 
 
-def _light_stem(word: str) -> str:
+@lru_cache(maxsize=1 << 14)
+def stem(word: str) -> str:
     """A deliberately small English suffix stripper: plurals, -ing and -ed, and a final
     e, so that "expense", "expenses", "increased" and "increasing" meet ("expens",
     "increas"). Words of four letters or fewer, and non-ASCII words, stay as they are."""
@@ -100,11 +118,11 @@ def _scan(text: str, keep_stopwords: bool, skip: frozenset[str] = frozenset()) -
             for char in cjk:
                 yield char, True
         elif word and (keep_stopwords or word not in STOPWORDS) and len(word) <= 40 and word not in skip:
-            yield _light_stem(word), False
+            yield stem(word), False
             if not word.isalpha() and not word.isdigit():
                 for part in _ALNUM_PART.findall(word):
                     if len(part) > 1 and part != word:
-                        yield _light_stem(part), False
+                        yield stem(part), False
 
 
 def tokenize(text: str, *, keep_stopwords: bool = False) -> list[str]:
@@ -140,7 +158,7 @@ def term_id(term: str) -> int:
 
 def is_cjk_char(term: str) -> bool:
     """Whether ``term`` is a single CJK character (a unigram term)."""
-    return len(term) == 1 and _CJK_CHAR.match(term) is not None
+    return len(term) == 1 and CJK_CHAR.match(term) is not None
 
 
 def cjk_share(text: str) -> float:
@@ -148,8 +166,17 @@ def cjk_share(text: str) -> float:
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return 0.0
-    return sum(1 for c in letters if _CJK_CHAR.match(c)) / len(letters)
+    return sum(1 for c in letters if CJK_CHAR.match(c)) / len(letters)
 
 
 def is_cjk_query(text: str) -> bool:
     return cjk_share(text) >= 0.3
+
+
+def question_language(text: str, setting: str = "auto") -> str:
+    """The language a question is answered in: the setting when it names one ("en", "zh"),
+    else "zh" for a question mostly in CJK characters and "en" for any other. The one place
+    this is decided: retrieval, the evidence gate and the prompt all ask here."""
+    if setting in ("en", "zh"):
+        return setting
+    return "zh" if is_cjk_query(text) else "en"

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop_app.core import chunking, parse_pool
-from desktop_app.core import terms as termlib
 from desktop_app.core.ids import sha256_file
-from desktop_app.core.store import Store
+from desktop_app.core.ingest import chunking, parse_pool
+from desktop_app.core.library.store import Store
+from desktop_app.core.text import words as termlib
 from desktop_app.core.types import (
     Chunk,
     DocStatus,
@@ -379,12 +379,9 @@ class Indexer:
         pages = chunks = 0
         bad: tuple[int, ...] = ()
         if doc_id:
-            rows = self.store.query(
-                "SELECT pages, chunks, bad_pages FROM documents WHERE doc_id = ?", [doc_id]
-            )
-            if rows:
-                pages, chunks = int(rows[0][0]), int(rows[0][1])
-                bad = tuple(int(x) for x in str(rows[0][2]).split(",") if x)
+            totals = self.store.document_totals(doc_id)
+            if totals:
+                pages, chunks, bad = totals
         return FileIndexed(
             path=path, status=DocStatus(status), pages=pages, chunks=chunks, unchanged=True,
             error=error, bad_pages=bad,

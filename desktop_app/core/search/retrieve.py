@@ -40,15 +40,13 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop_app.core import terms as termlib
-from desktop_app.core.glossary import Glossary, load_builtin
-from desktop_app.core.store import Store
-from desktop_app.core.types import Passage
+from desktop_app.core.library.store import Store
+from desktop_app.core.search.glossary import Glossary, load_builtin
+from desktop_app.core.text import words as termlib
+from desktop_app.core.types import Retrieval
 
 logger = logging.getLogger(__name__)
 
-BM25_K1 = 1.2
-BM25_B = 0.75
 CANDIDATES = 50
 
 
@@ -75,47 +73,10 @@ EXPANSION_WEIGHT = 0.5
 # as named by it (FinanceBench recall@5 0.67 -> 0.73 at 0.02 to 0.05, same elsewhere).
 TITLE_FLOOR = 0.05
 
-_DF_SQL = """
-SELECT p.term_id, count(*) FROM postings p
-SEMI JOIN (SELECT unnest(?::BIGINT[]) AS term_id) q ON q.term_id = p.term_id
-GROUP BY p.term_id
-"""
-# BM25 of every chunk holding a scored query term: the best ``k``, each with a bit mask
-# of the query terms it holds (bit i = term i of $ids).
-_SCORE_SQL = f"""
-WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
-                  unnest($bit::BIGINT[]) AS bit)
-SELECT p.ckey,
-       sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score,
-       bit_or(q.bit)
-FROM postings p JOIN q ON q.term_id = p.term_id
-GROUP BY p.ckey ORDER BY score DESC, p.ckey LIMIT $k
-"""
-# The same BM25 for given chunks only (dense candidates the first query did not return).
-_EXTRA_SQL = f"""
-WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
-                  unnest($bit::BIGINT[]) AS bit)
-SELECT p.ckey, sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))),
-       bit_or(q.bit)
-FROM postings p JOIN q ON q.term_id = p.term_id
-WHERE p.ckey IN (SELECT unnest($extra::BIGINT[]))
-GROUP BY p.ckey
-"""
 # A question's rarest terms are scored, at most one per bit of a BIGINT mask. (Skipping
 # common terms, those in over 5% of chunks, cut recall@5 on FinanceBench from 0.64 to
 # 0.52 and saved little time.)
 MAX_SCORED_TERMS = 62
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    passages: list[Passage]
-    # Idf-weighted share of the question's words and CJK bigrams found in the best passage;
-    # a term the library never mentions counts at the highest idf. In [0, 1].
-    coverage: float
-    best_cosine: float  # of the best dense hit; 0 without an embedder or for a CJK question
-    cjk: bool
-    expansion: str = ""  # what the glossary added to the question ("" when nothing)
 
 
 @dataclass(frozen=True)
@@ -200,9 +161,8 @@ class Retriever:
 
     def _stats(self) -> tuple[int, float]:
         if self._stats_generation != self.store.generation:
-            row = self.store.query("SELECT count(*), coalesce(avg(n_terms), 1) FROM chunks")[0]
-            self._n, self._avgdl = int(row[0]), float(row[1]) or 1.0
-            titles = self.store.query("SELECT doc_id, title, path FROM documents WHERE NOT superseded")
+            self._n, self._avgdl = self.store.chunk_stats()
+            titles = self.store.document_titles()
             self._titles = {
                 d: frozenset(termlib.term_counts(f"{t} {Path(p).stem}")) for d, t, p in titles
             }
@@ -214,7 +174,7 @@ class Retriever:
         if not weights or n == 0:
             return _Lexical([], {}, {}, {t: 1.0 for t in weights}, frozenset())
         ids = {termlib.term_id(t): t for t in weights}
-        df = {ids[int(i)]: int(d) for i, d in self.store.query(_DF_SQL, [list(ids)])}
+        df = {ids[term]: count for term, count in self.store.term_chunk_counts(list(ids)).items()}
         # A term no chunk holds gets the highest idf: the question asks for something the
         # library does not say, which coverage must show.
         idf = {t: math.log(1 + (n - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in weights}
@@ -223,10 +183,7 @@ class Retriever:
             return _Lexical([], {}, {}, idf, frozenset())
         scored = present[:MAX_SCORED_TERMS]
         ids = [termlib.term_id(t) for t in scored]
-        rows = self.store.cursor().execute(_SCORE_SQL, {
-            "ids": ids, "w": [idf[t] * weights[t] for t in scored], "bit": [1 << i for i in range(len(ids))],
-            "avgdl": avgdl, "k": k,
-        }).fetchall()
+        rows = self.store.bm25_top(ids, [idf[t] * weights[t] for t in scored], avgdl, k)
         ranked = [(int(key), float(score)) for key, score, _ in rows]
         scores = dict(ranked)
         matched = {int(key): frozenset(t for i, t in enumerate(ids) if int(held) >> i & 1) for key, _, held in rows}
@@ -239,10 +196,7 @@ class Retriever:
         if not todo or not lexical.ids:
             return lexical
         _, avgdl = self._stats()
-        rows = self.store.cursor().execute(_EXTRA_SQL, {
-            "ids": list(lexical.ids), "w": list(lexical.weights),
-            "bit": [1 << i for i in range(len(lexical.ids))], "avgdl": avgdl, "extra": todo,
-        }).fetchall()
+        rows = self.store.bm25_of(list(lexical.ids), list(lexical.weights), avgdl, todo)
         scores = dict(lexical.scores)
         matched = dict(lexical.matched)
         for key, score, held in rows:
@@ -293,7 +247,7 @@ class Retriever:
     # ------------------------------------------------------------------ hybrid
 
     def search(self, query: str, k: int = 5) -> Retrieval:
-        cjk = termlib.is_cjk_query(query)
+        cjk = termlib.question_language(query) == "zh"
         fusion = CJK if cjk else replace(LATIN, dense=LATIN.dense * self._embedder_fit(query))
         asked = termlib.query_terms(query)
         expansion = self.glossary.expand(query)
@@ -376,11 +330,7 @@ class Retriever:
 
     def _places(self, keys: Sequence[int]) -> dict[int, tuple[str, int, str]]:
         """(doc_id, page, section) of each chunk."""
-        rows = self.store.query(
-            "SELECT ckey, doc_id, page, section FROM chunks WHERE ckey IN (SELECT unnest(?::BIGINT[]))",
-            [list(keys)],
-        )
-        return {int(key): (str(doc), int(page), str(section)) for key, doc, page, section in rows}
+        return self.store.chunk_places(keys)
 
     @staticmethod
     def _coverage(chosen: Sequence[int], lexical: _Lexical, weights: dict[str, float]) -> float:

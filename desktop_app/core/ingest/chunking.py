@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from desktop_app.core.ids import chunk_id
+from desktop_app.core.text.words import CJK_CHAR
 from desktop_app.core.types import Chunk, ExtractedDocument, PageQuality, PageText
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ TokenCounter = Callable[[str], float]
 
 # --------------------------------------------------------------------------- tokens
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_CJK = CJK_CHAR
 _WORD = re.compile(r"[^\W_]+")
 _SYMBOL = re.compile(r"[^\w\s]|_")
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+")

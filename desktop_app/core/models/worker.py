@@ -3,7 +3,7 @@
 A GGUF the user picks can be malformed or too big, and llama.cpp can abort, hit an
 illegal instruction or run out of memory: in the window's process any of these would
 take the window and the conversation down. :class:`WorkerGenerator` is the caller's
-stand-in for a :class:`~desktop_app.core.generate.LlamaGenerator` that lives in a
+stand-in for a :class:`~desktop_app.core.models.generate.LlamaGenerator` that lives in a
 ``spawn`` worker process (the KV cache and the primed prompt head live there too).
 
 The worker answers one request at a time over a duplex pipe; a streamed answer comes
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.generate import GenerationStats, Message, render_chat_template
+from desktop_app.core.models.generate import GenerationStats, Message, render_chat_template
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ class _Abort:
 def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: int,
                  threads: int | None, seed: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
-    from desktop_app.core.generate import LlamaGenerator
+    from desktop_app.core.models.generate import LlamaGenerator
 
     fault = os.environ.get(FAULT_ENV)
     if fault:  # tests: the real worker dies the way llama.cpp does (SIGILL, SIGABRT)
@@ -173,7 +173,7 @@ def _serve_stream(connection: Connection, generator: Any, args: dict[str, Any],
 
 
 class WorkerGenerator:
-    """A :class:`~desktop_app.core.generate.Generator` whose model runs in a worker process.
+    """A :class:`~desktop_app.core.models.generate.Generator` whose model runs in a worker process.
 
     Call it from one thread at a time (the facade's ``folio-llm`` thread), as the
     in-process generator. Construction loads the model and raises KnownError (or

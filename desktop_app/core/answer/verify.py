@@ -1,6 +1,7 @@
 """Per-sentence trust: check each factual sentence of an answer against the passages it
-cites. Qt-free, no asyncio. Splitting, markers and "is it factual" live in
-``core/sentences.py`` (re-exported here for existing callers).
+cites. Qt-free, no asyncio. Splitting is core/text/sentences.py, the marker grammar
+core/text/markers.py, words and stemming core/text/words.py, "is it factual" and numbers
+core/answer/claims.py.
 
 The default scorer is fast and deterministic: content-word coverage (stopwords removed,
 light English stemming), CJK character bigrams (and, at half weight, characters), number
@@ -24,29 +25,27 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from desktop_app.core.sentences import (
-    CJK_CHAR,
-    MARKER_RE,
-    STOPWORDS,
-    UNCLOSED_MARKER_RE,
-    Citations,
+from desktop_app.core.answer.claims import (
     Number,
-    Sentence,
-    attach_citations,
-    find_markers,
-    has_words,
     is_factual,
     missing_numbers,
     numbers_in,
     plain_text,
+)
+from desktop_app.core.text.markers import find_markers, unclosed_marker_start
+from desktop_app.core.text.sentences import (
+    Citations,
+    Sentence,
+    attach_citations,
+    has_words,
     split_from,
     split_sentences,
-    stem,
 )
+from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, CLAIM_STOPWORDS, stem
 from desktop_app.core.types import ClaimVerdict, Span, Verdict
 
 __all__ = [
-    "MARKER_RE", "PARTIAL_MIN", "SUPPORTED_MIN", "ClaimScore", "Sentence", "StreamingVerifier",
+    "PARTIAL_MIN", "SUPPORTED_MIN", "ClaimScore", "Sentence", "StreamingVerifier",
     "all_unsupported", "attach_citations", "find_markers", "is_factual", "score_claim",
     "split_sentences", "verify_answer",
 ]
@@ -106,9 +105,9 @@ def _units(text: str) -> dict[str, float]:
     units: dict[str, float] = {}
     for word in re.findall(r"[a-zäöüß][a-z0-9äöüß]*", text):
         root = stem(word)
-        if len(root) > 1 and root not in STOPWORDS and word not in STOPWORDS:
+        if len(root) > 1 and root not in CLAIM_STOPWORDS and word not in CLAIM_STOPWORDS:
             units[root] = 1.0
-    for run in re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]+", text):
+    for run in re.findall(f"[{CJK_RANGES}]+", text):
         for part in re.split(f"[{_CN_PARTICLES}]", run):
             for a, b in zip(part, part[1:], strict=False):
                 units[a + b] = 1.0
@@ -437,7 +436,8 @@ class StreamingVerifier:
             return []
         tail = text[sentences[-2].end :]
         first_line = tail.lstrip().split("\n", 1)[0]
-        if not has_words(UNCLOSED_MARKER_RE.sub("", first_line)) or re.fullmatch(
+        unclosed = unclosed_marker_start(first_line)
+        if not has_words(first_line if unclosed is None else first_line[:unclosed]) or re.fullmatch(
             r"\s*[A-Za-z]*", tail
         ):
             # punctuation or a marker that may still join the previous sentence, or a first
