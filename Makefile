@@ -15,23 +15,26 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip wheel
 
 # llama-cpp-python compiles llama.cpp from source (6-15 min on 2 cores) for a portable CPU
-# baseline (AVX2, no AVX-512, no AMX: packaging/llama_wheel.sh says why). The wheel is kept in
+# level, never -march=native and never AMX (packaging/llama_wheel.sh says why). The wheel is kept in
 # Folio's own cache, keyed by version and flags, never taken from pip's cache (which ignores
 # CMAKE_ARGS and may hold a native build). The version is the one pinned in pyproject.toml.
 LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python==\([0-9.]*\)".*/\1/p' pyproject.toml)
+# auto: x86-64-v4 (AVX-512) where this machine really executes it, else x86-64-v3 (AVX2).
+LLAMA_CPU ?= auto
 
 $(VENV)/.llama-installed: packaging/llama_wheel.sh pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --no-cache-dir --no-deps --force-reinstall \
-		"$$(packaging/llama_wheel.sh $(BIN)/python $(LLAMA_VERSION))"
+		"$$(packaging/llama_wheel.sh $(BIN)/python $(LLAMA_VERSION) $(LLAMA_CPU))"
 	touch $@
 
 $(VENV)/.deps-installed: pyproject.toml $(VENV)/.llama-installed
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
-# Build llama.cpp again (portable flags), e.g. after "Illegal instruction" (README).
+# Build llama.cpp again (portable flags), e.g. after "Illegal instruction" (README);
+# `make llama-rebuild LLAMA_CPU=x86-64-v3` for the AVX2 level whatever this CPU can do.
 llama-rebuild: | $(BIN)/python
-	FOLIO_LLAMA_REBUILD=1 packaging/llama_wheel.sh $(BIN)/python $(LLAMA_VERSION) >/dev/null
+	FOLIO_LLAMA_REBUILD=1 packaging/llama_wheel.sh $(BIN)/python $(LLAMA_VERSION) $(LLAMA_CPU) >/dev/null
 	rm -f $(VENV)/.llama-installed
 	$(MAKE) $(VENV)/.llama-installed
 
@@ -57,6 +60,7 @@ run: deps models-default
 
 test: deps system-deps models-small
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	FOLIO_MODELS_DIR=$(TEST_HOME)/data/models FOLIO_REQUIRE_MODELS=1 QT_QPA_PLATFORM=offscreen \
 		$(BIN)/python -m pytest -m "not slow and not packaging" $(PYTEST_ARGS)
 
@@ -78,6 +82,7 @@ test-packaging: deps system-deps models-small
 lint: deps
 	$(BIN)/ruff check desktop_app tests bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(VENV) $(TEST_HOME) build dist *.egg-info

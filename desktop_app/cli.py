@@ -39,7 +39,7 @@ from desktop_app.core.types import (
 
 logger = logging.getLogger(__name__)
 
-COMMANDS = ("index", "search", "ask", "reindex", "history", "export", "models")
+COMMANDS = ("index", "search", "ask", "reindex", "history", "export", "complete", "embed", "models")
 
 
 def _print_json(data: Any) -> None:
@@ -87,6 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("answer_id")
     p.add_argument("--format", choices=("md", "json"), default="md")
     db(p)
+
+    p = sub.add_parser("complete", help="a raw streamed completion from the answer model (no sources, no citations)")
+    p.add_argument("prompt")
+    db(p)
+    p.add_argument("--system", default="", help="a system message before the prompt")
+    p.add_argument("--model", default=None, help="default | small | PATH.gguf")
+    p.add_argument("--max-tokens", type=int, default=256)
+
+    p = sub.add_parser("embed", help="the embedder's vector of each text")
+    p.add_argument("text", nargs="+")
+    db(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per text: text, model, vector")
 
     p = sub.add_parser("models", help="install or list the models")
     msub = p.add_subparsers(dest="models_command", required=True)
@@ -236,22 +248,48 @@ async def _history(args: argparse.Namespace) -> int:
 
 
 async def _export(args: argparse.Namespace) -> int:
-    from desktop_app.core.library.history import export_json, export_markdown
-
     kb = _knowledge_base(args)
     try:
-        record = await kb.answer_record(args.answer_id)
+        exported = await kb.export_answer(args.answer_id, args.format)
     finally:
         await kb.close()
-    if record is None:
+    if exported is None:
         print(f"No saved answer {args.answer_id}. See `folio history`.", file=sys.stderr)
         return 1
-    sys.stdout.write(export_json(record) + "\n" if args.format == "json" else export_markdown(record))
+    sys.stdout.write(exported)
+    return 0
+
+
+async def _complete(args: argparse.Namespace) -> int:
+    kb = _knowledge_base(args)
+    messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
+        {"role": "user", "content": args.prompt}]
+    try:
+        async for delta in kb.completion(messages, max_tokens=args.max_tokens):
+            print(delta, end="", flush=True)
+        print()
+    finally:
+        await kb.close()
+    return 0
+
+
+async def _embed(args: argparse.Namespace) -> int:
+    kb = _knowledge_base(args)
+    try:
+        for text in args.text:
+            vector = await kb.embedding(text)
+            if args.json:
+                _print_json({"text": text, "model": kb.settings.embedder, "vector": vector})
+            else:
+                head = ", ".join(f"{x:.4f}" for x in vector[:4])
+                print(f"{len(vector)} dimensions [{head}, …]  {text}")
+    finally:
+        await kb.close()
     return 0
 
 
 def _models(args: argparse.Namespace) -> int:
-    from desktop_app.core.models import catalog as models
+    from desktop_app.services import models_service as models
 
     if args.models_command == "list":
         for m in models.list_models():
@@ -285,7 +323,8 @@ def main(argv: list[str]) -> int:
         if args.command == "models":
             return _models(args)
         runner = {"index": _index, "search": _search, "ask": _ask, "reindex": _reindex,
-                  "history": _history, "export": _export}[args.command]
+                  "history": _history, "export": _export, "complete": _complete,
+                  "embed": _embed}[args.command]
         return asyncio.run(_run_cancellable(runner(args)))
     except KnownError as exc:
         print(f"folio: {exc}", file=sys.stderr)

@@ -21,6 +21,17 @@ if ! "$PY" -c "import PyInstaller" 2>/dev/null; then
 fi
 
 start=$(date +%s)
+# The bundle's llama.cpp is the portable x86-64-v3 build (packaging/llama_wheel.sh), not the
+# venv's, which may be built for this machine's AVX-512.
+VERSION=$("$PY" -c 'import importlib.metadata as m; print(m.version("llama-cpp-python"))')
+LEVEL=x86-64-v3
+case "$(uname -m)" in x86_64 | amd64) ;; *) LEVEL=generic ;; esac
+WHEEL=$("$REPO/packaging/llama_wheel.sh" "$PY" "$VERSION" "$LEVEL")
+mkdir -p "$WORK"
+rm -rf "$WORK/llama-wheel"
+"$PY" -m zipfile -e "$WHEEL" "$WORK/llama-wheel"
+export FOLIO_LLAMA_LIB="$WORK/llama-wheel/llama_cpp/lib"
+echo "bundle: llama.cpp for $LEVEL from $WHEEL"
 "$PY" -m PyInstaller --noconfirm --log-level WARN \
 	--distpath "$DIST" --workpath "$WORK" "$REPO/packaging/folio.spec"
 # The desktop entry and its icon travel beside the executable (copy them to

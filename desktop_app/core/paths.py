@@ -61,14 +61,10 @@ def models_dir() -> Path:
     return path
 
 
-def library_dir(chosen: str | None = None) -> Path:
-    """Where the library lives: ``chosen`` (default: the data folder saved in Settings,
-    ``data_dir``), else :func:`data_dir` — also when the chosen folder cannot be made.
-    The window and the command line open the same library."""
-    if chosen is None:
-        from desktop_app.core import settings as settings_store  # it imports this module
-
-        chosen = settings_store.load().data_dir
+def library_dir(chosen: str) -> Path:
+    """Where the library lives: ``chosen`` (the settings' ``data_dir``), else
+    :func:`data_dir` — also when the chosen folder cannot be made. The window and the
+    command line pass the same settings, so they open the same library."""
     if chosen:
         folder = Path(chosen).expanduser()
         try:
@@ -79,8 +75,10 @@ def library_dir(chosen: str | None = None) -> Path:
     return data_dir()
 
 
-def default_db_path() -> Path:
-    return library_dir() / "library.duckdb"
+def db_path(chosen: str) -> Path:
+    """The library's database in the data folder ``chosen`` (the settings' ``data_dir``):
+    the one place its location is built."""
+    return library_dir(chosen) / "library.duckdb"
 
 
 def is_frozen() -> bool:

@@ -7,7 +7,7 @@ Events serialise with ``to_json()`` into the dicts that ``folio ask --json`` and
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -412,3 +412,13 @@ class Retrieval:
 
 # Citations of an answer: id -> spans, or (id, span) pairs in order.
 Citations = Mapping[str, Sequence[Span]] | Sequence[tuple[str, Span]]
+
+
+def all_unsupported(verdicts: Iterable[ClaimVerdict]) -> bool:
+    """True when the answer states facts and none of them is backed: every factual sentence
+    is unsupported or uncited, and Folio found no source for it either (no ``suggested``).
+    The window then shows a banner."""
+    factual = [v for v in verdicts if v.verdict is not Verdict.NOT_FACTUAL]
+    return bool(factual) and all(
+        v.verdict in (Verdict.UNSUPPORTED, Verdict.UNCITED) and v.suggested is None for v in factual
+    )

@@ -64,4 +64,16 @@ class KnowledgeBaseAPI(Protocol):
 
     async def delete_answer(self, answer_id: str) -> bool: ...
 
+    async def export_answer(self, answer_id: str, fmt: str = "markdown") -> str | None:
+        """A saved answer as Markdown with footnotes or (``"json"``) its audit record."""
+        ...
+
+    def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:
+        """R2R's passthrough: the answer model's raw streamed completion, no retrieval."""
+        ...
+
+    async def embedding(self, text: str) -> list[float]:
+        """R2R's passthrough: the embedder's unit vector of ``text``."""
+        ...
+
     async def close(self) -> None: ...

@@ -23,6 +23,7 @@ from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
+from desktop_app.core.stages import Embedder, Generator, Retriever
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
@@ -68,15 +69,15 @@ class KnowledgeBase:
         db_path: Path | str | None = None,
         settings: Settings | None = None,
         *,
-        embedder: Any | None = None,
-        generator: Any | None = None,
+        embedder: Embedder | None = None,
+        generator: Generator | None = None,
     ) -> None:
         self.settings = settings or settings_mod.load()
-        self.db_path = Path(db_path) if db_path else paths.default_db_path()
+        self.db_path = Path(db_path) if db_path else paths.db_path(self.settings.data_dir)
         self._store: Store | None = None
         self._embedder = embedder
         self._generator = generator
-        self._retriever: Any = None
+        self._retriever: Retriever | None = None
         self._lock = threading.Lock()
         self._index_pool = ThreadPoolExecutor(1, thread_name_prefix="folio-index")
         self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="folio-query")
@@ -94,7 +95,7 @@ class KnowledgeBase:
             return self._store
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
                 from desktop_app.core.models.embed import OnnxEmbedder
@@ -105,7 +106,7 @@ class KnowledgeBase:
             return self._embedder
 
     @property
-    def retriever(self) -> Any:
+    def retriever(self) -> Retriever:
         embedder = self.embedder
         store = self.store
         with self._lock:
@@ -117,7 +118,7 @@ class KnowledgeBase:
                 self._retriever = Retriever(store, embedder, glossary=glossary.load_default())
             return self._retriever
 
-    def generator(self) -> Any:
+    def generator(self) -> Generator:
         """The answer model; only ever called on the folio-llm thread."""
         if self._generator is None:
             from desktop_app.core.models import catalog as models
@@ -307,6 +308,16 @@ class KnowledgeBase:
             return annotate_staleness(self.store, record) if record else None
 
         return await self._call(self._query_pool, read)
+
+    async def export_answer(self, answer_id: str, fmt: str = "markdown") -> str | None:
+        """A saved answer as Markdown with footnotes (``"markdown"``) or as its audit record
+        (``"json"``); None if there is no such answer."""
+        from desktop_app.core.library.history import export_json, export_markdown
+
+        record = await self.answer_record(answer_id)
+        if record is None:
+            return None
+        return export_json(record) + "\n" if fmt == "json" else export_markdown(record)
 
     async def delete_answer(self, answer_id: str) -> bool:
         return await self._call(self._query_pool, lambda: self.store.delete_answer(answer_id))

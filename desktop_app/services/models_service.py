@@ -20,13 +20,20 @@ from typing import Protocol
 
 from desktop_app.core.errors import KnownError, ModelMissingError
 from desktop_app.core.models import catalog as models
-from desktop_app.core.models.catalog import InstallProgress, InstallStep, ModelRole
+from desktop_app.core.models.catalog import (
+    InstallProgress,
+    InstallStep,
+    ModelRole,
+    install,
+    list_models,
+)
 from desktop_app.core.models.gguf_info import GgufInfo, human_size, read_info
+from desktop_app.core.samples.pdfs import write_samples
 from desktop_app.core.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
+__all__ = [  # the first run also needs the sample folder and a readable size
     "AnswerModelInfo",
     "EmbedderInfo",
     "InstallProgress",
@@ -37,6 +44,10 @@ __all__ = [
     "ModelProblem",
     "check_models",
     "describe_answer_model",
+    "human_size",
+    "install",
+    "list_models",
+    "write_samples",
     "describe_embedder",
 ]
 

@@ -11,8 +11,13 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from desktop_app.core.answer.verify import all_unsupported
-from desktop_app.core.types import ClaimVerdict, SourcePayload, SourceState, Verdict
+from desktop_app.core.types import (
+    ClaimVerdict,
+    SourcePayload,
+    SourceState,
+    Verdict,
+    all_unsupported,
+)
 from desktop_app.ui.answer_model import AnswerTurn, MarkerCluster, TurnState
 
 HALLUCINATED_TIP = "not among the sources given to the model"

@@ -50,7 +50,6 @@ def make_knowledge_base(db_path: Path | None, model: str | None) -> KnowledgeBas
     """
     from desktop_app.core import settings as settings_store
     from desktop_app.services.knowledge_base import KnowledgeBase, preload
-    from desktop_app.ui.model_setup import data_folder
 
     preload()  # here, before the window shows: native imports on a worker thread stall the GUI
 
@@ -63,8 +62,6 @@ def make_knowledge_base(db_path: Path | None, model: str | None) -> KnowledgeBas
             settings.validate()
         except KnownError as error:
             logger.warning("the saved settings do not hold (%s); the window says what is missing", error)
-    if db_path is None and settings.data_dir:
-        db_path = data_folder(settings) / "library.duckdb"
     kb = KnowledgeBase(db_path=db_path, settings=settings)
     kb.warm_up()  # before the window shows, for the same reason as preload()
     return kb

@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.models.gguf_info import human_size
-from desktop_app.services.models_service import InstallProgress, InstallStep, ModelCheck
+from desktop_app.services.models_service import InstallProgress, InstallStep, ModelCheck, human_size
 from desktop_app.ui.answer_html import esc
 
 logger = logging.getLogger(__name__)

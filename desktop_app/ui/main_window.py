@@ -89,7 +89,7 @@ class MainWindow(FolderDropMixin, QMainWindow):
         self.conversation = ConversationPane(self)
         self.viewer = PageViewer(self)
         self.first_run = FirstRunPanel(self)
-        self.setup = ModelSetup(self, self.first_run)
+        self.setup = ModelSetup(self, self, self.first_run)
         self.kb_factory: Callable[[], KnowledgeBaseAPI] | None = None  # rebuilds the facade
         self.citations = CitationCursor()
         middle = QWidget(self)
@@ -117,7 +117,7 @@ class MainWindow(FolderDropMixin, QMainWindow):
         self.status_label = QLabel(self)
         self.statusBar().addWidget(self.status_label, 1)
         self.statusBar().addPermanentWidget(self.progress)
-        build_actions(self)
+        self.commands = build_actions(self)
         set_focus_order(self)
         self.conversation.ask_requested.connect(self.ask)
         self.conversation.stop_requested.connect(self.stop)
@@ -135,10 +135,10 @@ class MainWindow(FolderDropMixin, QMainWindow):
     def update_actions(self) -> None:
         indexing = self.index_task is not None and not self.index_task.done()
         asking = self.ask_task is not None and not self.ask_task.done()
-        self.reindex_action.setEnabled(bool(self.folder) and not indexing)
-        self.stop_action.setEnabled(indexing or asking)
-        self.ask_action.setEnabled(not asking)
-        self.export_action.setEnabled(self._exportable_turn() is not None)
+        self.commands.reindex_action.setEnabled(bool(self.folder) and not indexing)
+        self.commands.stop_action.setEnabled(indexing or asking)
+        self.commands.ask_action.setEnabled(not asking)
+        self.commands.export_action.setEnabled(self._exportable_turn() is not None)
         self.conversation.set_busy(asking)
 
     # ------------------------------------------------------------------ layout memory
@@ -331,6 +331,63 @@ class MainWindow(FolderDropMixin, QMainWindow):
         old, self.kb = self.kb, make()
         await old.close()
         self.show_status("Settings applied.")
+
+    async def rebuild_knowledge_base(self) -> bool:
+        """Swap in a facade built from the saved settings (``kb_factory``); False when
+        there is no factory (the new settings then apply at the next start) or it fails."""
+        if self.kb_factory is None:
+            logger.info("no facade factory: the new settings apply at the next start")
+            return False
+        try:
+            await self.replace_knowledge_base(self.kb_factory)
+        except KnownError as error:
+            self.show_status(f"Settings not applied: {error}")
+            self.report(str(error), known=True)
+            return False
+        return True
+
+    def reembed_library(self) -> asyncio.Task[None] | None:
+        """Rebuild the vectors of every stored passage with the current embedder (the
+        facade's ``reindex``) as the indexing task: Stop and Esc cancel it."""
+        if self.index_task is not None and not self.index_task.done():
+            self.show_status("Re-embedding waits until indexing ends: use Settings again then.")
+            return None
+        task: asyncio.Task[None] = asyncio.ensure_future(self._reembed())
+        self.index_task = task  # type: ignore[assignment]
+        task.add_done_callback(lambda _task: self.update_actions())
+        self.update_actions()
+        return task
+
+    async def _reembed(self) -> None:
+        self.progress.start("Re-embedding the library")
+        self.show_status("Re-embedding the library with the new embedder…")
+        try:
+            async for event in self.kb.reindex():
+                if isinstance(event, IndexProgress):
+                    self.progress.update_progress(event)
+            self.show_status("The library is re-embedded with the new embedder.")
+        except KnownError as error:
+            self.show_status(f"Re-embedding failed: {error}")
+            self.report(str(error), known=True)
+        except asyncio.CancelledError:
+            self.show_status("Re-embedding stopped; choose the embedder again in Settings to resume.")
+            raise
+        finally:
+            self.progress.finish()
+
+    def list_unindexed(self, folder: Path, files: list[Path]) -> None:
+        """List ``files`` without indexing them (no embedder yet) and show the first;
+        installing the models then indexes ``folder`` (ModelSetup.models_changed)."""
+        self.folder = str(folder.resolve())
+        self.setWindowTitle(f"{folder.name} — Folio")
+        self.library.clear()
+        self.library.list_files([str(f) for f in files])
+        if files:
+            self.show_document(str(files[0]))
+        self.update_actions()
+
+    def show_document(self, path: str) -> None:
+        self.viewer.open_document(path)
 
     def _busy(self) -> bool:
         return any(t is not None and not t.done() for t in (self.index_task, self.ask_task))

@@ -13,23 +13,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QFileDialog
+from PySide6.QtWidgets import QFileDialog, QWidget
 
 from desktop_app.core import paths
 from desktop_app.core import settings as settings_store
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.samples.pdfs import write_samples
 from desktop_app.core.settings import Settings
-from desktop_app.core.types import IndexProgress
 from desktop_app.services import models_service
-from desktop_app.services.models_service import Installer, ModelCheck, ModelInstall
+from desktop_app.services.models_service import Installer, ModelCheck, ModelInstall, write_samples
 from desktop_app.ui.first_run import FirstRunPanel, InstallDialog
-
-if TYPE_CHECKING:
-    from desktop_app.ui.main_window import MainWindow
 
 logger = logging.getLogger(__name__)
 
@@ -41,15 +36,34 @@ def data_folder(settings: Settings) -> Path:
     return paths.library_dir(settings.data_dir)
 
 
+class SetupHost(Protocol):
+    """What the first-run flow asks of its window. The window keeps its own state (the
+    facade, the open folder, the indexing task, the progress bar); the flow only asks."""
+
+    folder: str
+    tasks: Any  # async_qt.TaskSet
+
+    def show_status(self, text: str) -> None: ...
+    def report(self, message: str, known: bool) -> None: ...
+    async def rebuild_knowledge_base(self) -> bool: ...
+    def reembed_library(self) -> asyncio.Task[None] | None: ...
+    def reindex(self) -> Any: ...
+    def open_folder(self, folder: str) -> Any: ...
+    def list_unindexed(self, folder: Path, files: list[Path]) -> None: ...
+    def show_document(self, path: str) -> None: ...
+
+
 class ModelSetup(QObject):
     """Owns the first-run panel and the install flow of one window."""
 
     checked = Signal(object)  # ModelCheck
     install_finished = Signal(bool)  # True when the models were installed
 
-    def __init__(self, window: MainWindow, panel: FirstRunPanel, settings_path: Path | None = None) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, host: SetupHost, parent: QWidget, panel: FirstRunPanel,
+                 settings_path: Path | None = None) -> None:
+        super().__init__(parent)
+        self.window = host
+        self.parent_widget = parent  # dialogs open over it
         self.panel = panel
         self.settings_path = settings_path
         self.installer: Installer | None = None  # None: the real installer (tests inject one)
@@ -101,7 +115,7 @@ class ModelSetup(QObject):
             return self.task
         check = self.last_check or self.check()
         self.job = ModelInstall(check.install_set, self.installer)
-        self.dialog = InstallDialog(check.install_set, self.window)
+        self.dialog = InstallDialog(check.install_set, self.parent_widget)
         self.dialog.cancel_requested.connect(self.job.cancel)
         self.dialog.open()
         self.task = asyncio.ensure_future(self._install(self.job, self.dialog))
@@ -137,62 +151,17 @@ class ModelSetup(QObject):
         self.install_finished.emit(True)
         return True
 
-    async def rebuild_knowledge_base(self) -> bool:
-        """Swap in a facade built from the saved settings (``window.kb_factory``)."""
-        window = self.window
-        if window.kb_factory is None:
-            logger.info("no facade factory: the new settings apply at the next start")
-            return False
-        try:
-            await window.replace_knowledge_base(window.kb_factory)
-        except KnownError as error:
-            window.show_status(f"Settings not applied: {error}")
-            window.report(str(error), known=True)
-            return False
-        return True
-
-    def reembed(self) -> asyncio.Task[None] | None:
-        """Rebuild the vectors of every stored passage with the current embedder (the
-        facade's ``reindex``), as the window's indexing task: Stop and Esc cancel it."""
-        window = self.window
-        if window.index_task is not None and not window.index_task.done():
-            window.show_status("Re-embedding waits until indexing ends: use Settings again then.")
-            return None
-        task: asyncio.Task[None] = asyncio.ensure_future(self._reembed())
-        window.index_task = task  # type: ignore[assignment]
-        task.add_done_callback(lambda _task: window.update_actions())
-        window.update_actions()
-        return task
-
-    async def _reembed(self) -> None:
-        window = self.window
-        window.progress.start("Re-embedding the library")
-        window.show_status("Re-embedding the library with the new embedder…")
-        try:
-            async for event in window.kb.reindex():
-                if isinstance(event, IndexProgress):
-                    window.progress.update_progress(event)
-            window.show_status("The library is re-embedded with the new embedder.")
-        except KnownError as error:
-            window.show_status(f"Re-embedding failed: {error}")
-            window.report(str(error), known=True)
-        except asyncio.CancelledError:
-            window.show_status("Re-embedding stopped; choose the embedder again in Settings to resume.")
-            raise
-        finally:
-            window.progress.finish()
-
     async def apply_settings(self, reembed: bool) -> None:
         """After the settings dialog saved: new facade, models re-checked, and the library
         re-embedded if the embedder changed and the user agreed."""
-        rebuilt = await self.rebuild_knowledge_base()
+        rebuilt = await self.window.rebuild_knowledge_base()
         self.check()
         if reembed and rebuilt:
-            self.reembed()
+            self.window.reembed_library()
 
     async def models_changed(self) -> None:
         """Rebuild the facade for the new models, re-check, and index the open folder."""
-        await self.rebuild_knowledge_base()
+        await self.window.rebuild_knowledge_base()
         check = self.check()
         if check.ready and self.window.folder:
             self.window.reindex()
@@ -200,7 +169,7 @@ class ModelSetup(QObject):
     # ------------------------------------------------------------------ a GGUF file
 
     def choose_gguf(self) -> QFileDialog:
-        dialog = QFileDialog(self.window, "Choose a GGUF model", str(Path.home()), "GGUF models (*.gguf)")
+        dialog = QFileDialog(self.parent_widget, "Choose a GGUF model", str(Path.home()), "GGUF models (*.gguf)")
         dialog.setFileMode(QFileDialog.FileMode.ExistingFile)
         dialog.fileSelected.connect(self.use_gguf)
         dialog.open()
@@ -237,23 +206,11 @@ class ModelSetup(QObject):
             return folder
         check = self.last_check or self.check()
         if check.missing("embedder"):
-            self.show_unindexed(folder, files)
+            self.window.list_unindexed(folder, files)
             self.window.show_status(
                 f"Sample PDFs are in {folder}. Install the models to search them and ask questions."
             )
         else:
             self.window.open_folder(str(folder))
-            self.window.viewer.open_document(str(files[0]))
+            self.window.show_document(str(files[0]))
         return folder
-
-    def show_unindexed(self, folder: Path, files: list[Path]) -> None:
-        """List ``files`` without indexing them (no embedder yet) and show the first;
-        installing the models then indexes ``folder`` (see :meth:`models_changed`)."""
-        window = self.window
-        window.folder = str(folder.resolve())
-        window.setWindowTitle(f"{folder.name} — Folio")
-        window.library.clear()
-        window.library.list_files([str(f) for f in files])
-        if files:
-            window.viewer.open_document(str(files[0]))
-        window.update_actions()

@@ -9,7 +9,8 @@ Ctrl+1…4 go to library / question / answers / page.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -17,82 +18,135 @@ from PySide6.QtWidgets import QWidget
 
 from desktop_app.ui.window_parts import install_menus, make_action
 
-if TYPE_CHECKING:
-    from desktop_app.ui.main_window import MainWindow
+
+class ActionHost(Protocol):
+    """What the actions of a window call: its commands and the widgets they move to."""
+
+    viewer: Any
+    setup: Any
+    conversation: Any
+    library_view: QWidget
+    history_dock: Any
+
+    def choose_folder(self) -> Any: ...
+    def reindex(self) -> Any: ...
+    def choose_export(self) -> Any: ...
+    def close(self) -> bool: ...
+    def ask_from_box(self) -> Any: ...
+    def stop(self) -> Any: ...
+    def show_settings(self) -> Any: ...
+    def step_citation(self, step: int) -> Any: ...
+    def show_about(self) -> Any: ...
+
+
+@dataclass
+class WindowActions:
+    """Every command of the window; the window enables and disables them."""
+
+    open_action: QAction
+    reindex_action: QAction
+    samples_action: QAction
+    export_action: QAction
+    quit_action: QAction
+    ask_action: QAction
+    stop_action: QAction
+    find_action: QAction
+    find_next_action: QAction
+    find_previous_action: QAction
+    settings_action: QAction
+    next_citation_action: QAction
+    previous_citation_action: QAction
+    zoom_in_action: QAction
+    zoom_out_action: QAction
+    fit_width_action: QAction
+    fit_page_action: QAction
+    next_page_action: QAction
+    previous_page_action: QAction
+    history_action: QAction
+    setup_action: QAction
+    about_action: QAction
+    focus_actions: list[QAction] = field(default_factory=list)
 
 
 def _keys(action: QAction, *keys: str | QKeySequence.StandardKey) -> None:
     action.setShortcuts([QKeySequence(k) for k in keys])
 
 
-def build_actions(w: MainWindow) -> None:
-    """Create ``w``'s actions as attributes and install its menus and toolbar."""
+def build_actions(w: ActionHost) -> WindowActions:
+    """Create the actions of ``w`` (a QMainWindow) and install its menus and toolbar."""
     a = make_action
     viewer = w.viewer
-    w.open_action = a(w, "open-folder", "&Open Folder…", w.choose_folder, QKeySequence.StandardKey.Open, "Open a folder of PDFs and index it")
-    w.reindex_action = a(w, "reindex", "&Re-index", w.reindex, "F5", "Index the open folder again (only changed files are parsed)")
-    w.samples_action = a(w, "", "Open &Sample Folder", w.setup.open_samples, None, "Write a few sample PDFs (English and Chinese) and open them")
-    w.export_action = a(w, "export", "&Export Answer…", w.choose_export, "Ctrl+E", "Save the current answer as Markdown with footnotes")
-    w.quit_action = a(w, "", "&Quit", w.close, QKeySequence.StandardKey.Quit)
+    open_action = a(w, "open-folder", "&Open Folder…", w.choose_folder, QKeySequence.StandardKey.Open, "Open a folder of PDFs and index it")
+    reindex_action = a(w, "reindex", "&Re-index", w.reindex, "F5", "Index the open folder again (only changed files are parsed)")
+    samples_action = a(w, "", "Open &Sample Folder", w.setup.open_samples, None, "Write a few sample PDFs (English and Chinese) and open them")
+    export_action = a(w, "export", "&Export Answer…", w.choose_export, "Ctrl+E", "Save the current answer as Markdown with footnotes")
+    quit_action = a(w, "", "&Quit", w.close, QKeySequence.StandardKey.Quit)
 
-    w.ask_action = a(w, "ask", "&Ask", w.ask_from_box, None, "Ask the question typed below the answers (Enter in the question box)")
-    _keys(w.ask_action, "Ctrl+Return", "Ctrl+Enter")
-    w.stop_action = a(w, "stop", "&Stop", w.stop, None, "Stop indexing or the answer (Esc)")
-    _keys(w.stop_action, "Esc", "Ctrl+.")
-    w.find_action = a(w, "", "&Find in Page…", viewer.find_bar.open_bar, QKeySequence.StandardKey.Find, "Search the document shown in the page viewer")
-    w.find_next_action = a(w, "", "Find &Next", lambda: viewer.find_bar.find_step(1), QKeySequence.StandardKey.FindNext, "Go to the next match in the document")
-    w.find_previous_action = a(w, "", "Find Pre&vious", lambda: viewer.find_bar.find_step(-1), QKeySequence.StandardKey.FindPrevious, "Go to the previous match in the document")
-    w.settings_action = a(w, "settings", "Se&ttings…", w.show_settings, "Ctrl+,", "Models, citations, answer length, threads, data folder")
+    ask_action = a(w, "ask", "&Ask", w.ask_from_box, None, "Ask the question typed below the answers (Enter in the question box)")
+    _keys(ask_action, "Ctrl+Return", "Ctrl+Enter")
+    stop_action = a(w, "stop", "&Stop", w.stop, None, "Stop indexing or the answer (Esc)")
+    _keys(stop_action, "Esc", "Ctrl+.")
+    find_action = a(w, "", "&Find in Page…", viewer.find_bar.open_bar, QKeySequence.StandardKey.Find, "Search the document shown in the page viewer")
+    find_next_action = a(w, "", "Find &Next", lambda: viewer.find_bar.find_step(1), QKeySequence.StandardKey.FindNext, "Go to the next match in the document")
+    find_previous_action = a(w, "", "Find Pre&vious", lambda: viewer.find_bar.find_step(-1), QKeySequence.StandardKey.FindPrevious, "Go to the previous match in the document")
+    settings_action = a(w, "settings", "Se&ttings…", w.show_settings, "Ctrl+,", "Models, citations, answer length, threads, data folder")
 
-    w.next_citation_action = a(w, "next", "&Next Citation", lambda: w.step_citation(1), None, "Open the next cited passage of the answer in the page viewer")
-    _keys(w.next_citation_action, "F8", "Ctrl+]")
-    w.previous_citation_action = a(w, "prev", "&Previous Citation", lambda: w.step_citation(-1), None, "Open the previous cited passage of the answer")
-    _keys(w.previous_citation_action, "Shift+F8", "Ctrl+[")
-    w.zoom_in_action = a(w, "zoom-in", "Zoom &In", viewer.zoom_in, None, "Enlarge the page")
-    _keys(w.zoom_in_action, "Ctrl+=", QKeySequence.StandardKey.ZoomIn)
-    w.zoom_out_action = a(w, "zoom-out", "Zoom &Out", viewer.zoom_out, QKeySequence.StandardKey.ZoomOut, "Shrink the page")
-    w.fit_width_action = a(w, "fit-width", "Fit &Width", viewer.fit_width, "Ctrl+0", "Fit the page to the viewer's width")
-    w.fit_page_action = a(w, "fit-page", "Fit &Page", viewer.fit_page, "Ctrl+9", "Show the whole page")
-    w.next_page_action = a(w, "", "Ne&xt Page", lambda: viewer.go_to(viewer.page() + 1), "Ctrl+PgDown", "Show the next page of the document")
-    w.previous_page_action = a(w, "", "Pre&vious Page", lambda: viewer.go_to(viewer.page() - 1), "Ctrl+PgUp", "Show the previous page of the document")
+    next_citation_action = a(w, "next", "&Next Citation", lambda: w.step_citation(1), None, "Open the next cited passage of the answer in the page viewer")
+    _keys(next_citation_action, "F8", "Ctrl+]")
+    previous_citation_action = a(w, "prev", "&Previous Citation", lambda: w.step_citation(-1), None, "Open the previous cited passage of the answer")
+    _keys(previous_citation_action, "Shift+F8", "Ctrl+[")
+    zoom_in_action = a(w, "zoom-in", "Zoom &In", viewer.zoom_in, None, "Enlarge the page")
+    _keys(zoom_in_action, "Ctrl+=", QKeySequence.StandardKey.ZoomIn)
+    zoom_out_action = a(w, "zoom-out", "Zoom &Out", viewer.zoom_out, QKeySequence.StandardKey.ZoomOut, "Shrink the page")
+    fit_width_action = a(w, "fit-width", "Fit &Width", viewer.fit_width, "Ctrl+0", "Fit the page to the viewer's width")
+    fit_page_action = a(w, "fit-page", "Fit &Page", viewer.fit_page, "Ctrl+9", "Show the whole page")
+    next_page_action = a(w, "", "Ne&xt Page", lambda: viewer.go_to(viewer.page() + 1), "Ctrl+PgDown", "Show the next page of the document")
+    previous_page_action = a(w, "", "Pre&vious Page", lambda: viewer.go_to(viewer.page() - 1), "Ctrl+PgUp", "Show the previous page of the document")
     targets = (
         ("&Library", w.library_view, "Ctrl+1"),
         ("&Question", w.conversation.question, "Ctrl+2"),
         ("&Answers", w.conversation.browser, "Ctrl+3"),
         ("Pa&ge Viewer", viewer.view, "Ctrl+4"),
     )
-    w.focus_actions = []
+    focus_actions: list[QAction] = []
     for text, widget, key in targets:
         def focus(target=widget) -> None:  # noqa: ANN001
             target.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
         words = text.replace("&", "")
-        w.focus_actions.append(a(w, "", f"Go to {text}", focus, key, f"Move the keyboard focus to the {words.lower()}"))
-    w.history_action = w.history_dock.toggleViewAction()
-    w.history_action.setText("&History")
-    w.history_action.setShortcut(QKeySequence("Ctrl+H"))
-    w.history_action.setToolTip("Saved answers: reopen or delete them (Ctrl+H)")
+        focus_actions.append(a(w, "", f"Go to {text}", focus, key, f"Move the keyboard focus to the {words.lower()}"))
+    history_action = w.history_dock.toggleViewAction()
+    history_action.setText("&History")
+    history_action.setShortcut(QKeySequence("Ctrl+H"))
+    history_action.setToolTip("Saved answers: reopen or delete them (Ctrl+H)")
 
-    w.setup_action = a(w, "", "Set Up &Models…", w.setup.show_setup, None, "Install the models, or choose a GGUF file")
-    w.about_action = a(w, "about", "&About Folio", w.show_about)
+    setup_action = a(w, "", "Set Up &Models…", w.setup.show_setup, None, "Install the models, or choose a GGUF file")
+    about_action = a(w, "about", "&About Folio", w.show_about)
     install_menus(
-        w,
+        w,  # type: ignore[arg-type]
         {
-            "&File": [w.open_action, w.reindex_action, w.samples_action, None, w.export_action, None, w.quit_action],
-            "&Edit": [w.ask_action, w.stop_action, None, w.find_action, w.find_next_action, w.find_previous_action, None, w.settings_action],
+            "&File": [open_action, reindex_action, samples_action, None, export_action, None, quit_action],
+            "&Edit": [ask_action, stop_action, None, find_action, find_next_action, find_previous_action, None, settings_action],
             "&View": [
-                w.next_citation_action, w.previous_citation_action, None,
-                w.zoom_in_action, w.zoom_out_action, w.fit_width_action, w.fit_page_action, None,
-                w.next_page_action, w.previous_page_action, None,
-                *w.focus_actions, None, w.history_action,
+                next_citation_action, previous_citation_action, None,
+                zoom_in_action, zoom_out_action, fit_width_action, fit_page_action, None,
+                next_page_action, previous_page_action, None,
+                *focus_actions, None, history_action,
             ],
-            "&Help": [w.setup_action, None, w.about_action],
+            "&Help": [setup_action, None, about_action],
         },
-        [w.open_action, w.reindex_action, w.stop_action, w.export_action, None, w.settings_action, w.about_action],
+        [open_action, reindex_action, stop_action, export_action, None, settings_action, about_action],
+    )
+    return WindowActions(
+        open_action, reindex_action, samples_action, export_action, quit_action, ask_action,
+        stop_action, find_action, find_next_action, find_previous_action, settings_action,
+        next_citation_action, previous_citation_action, zoom_in_action, zoom_out_action,
+        fit_width_action, fit_page_action, next_page_action, previous_page_action,
+        history_action, setup_action, about_action, focus_actions,
     )
 
 
-def set_focus_order(w: MainWindow) -> None:
+def set_focus_order(w: ActionHost) -> None:
     """Tab goes library → question (and its buttons) → answers → page viewer."""
     viewer, conversation = w.viewer, w.conversation
     chain = [

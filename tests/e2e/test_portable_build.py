@@ -1,6 +1,7 @@
-"""llama.cpp as installed by `make`: built for the portable baseline (no AVX-512, no AMX,
-whatever the build machine had), and a long prompt, the path that died with SIGILL on a
-native build (issue 11), runs to a normal exit."""
+"""llama.cpp as installed by `make`: built for a portable CPU level chosen by what this
+machine really executes (packaging/llama_wheel.sh), never for what it merely reports, and
+a long prompt, the path that died with SIGILL on a native build (issue 11), runs to a
+normal exit."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
 
 LONG_PROMPT = """
 import sys
@@ -30,21 +33,27 @@ stats = generator.last_stats
 print(stats.prompt_tokens, repr(text))
 """
 
+# What llama.cpp's native build turns on from CPUID alone, and what neither level uses.
+NEVER = ("AMX", "AVX_VNNI", "AVX512_VNNI", "AVX512_BF16", "AVX512_VBMI")
 
-@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 baseline flags")
-def test_llama_cpp_is_built_for_the_portable_x86_64_baseline() -> None:
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 CPU levels")
+def test_llama_cpp_is_built_for_the_level_this_machine_executes() -> None:
     import llama_cpp
 
     info = llama_cpp.llama_print_system_info().decode()
-    assert "AVX2 = 1" in info and "FMA = 1" in info, info
-    # What a native build on this machine kind would add, and what a VM may not run.
-    assert "AVX512" not in info and "AMX" not in info, info
+    features = {part.split("=")[0].strip() for part in info.replace("CPU :", "").split("|") if "= 1" in part}
+    level = subprocess.run(["bash", str(REPO / "packaging" / "llama_wheel.sh"), "--level"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert {"AVX2", "FMA", "F16C", "BMI2"} <= features, info
+    assert not features & set(NEVER), info
+    assert ("AVX512" in features) == (level == "x86-64-v4"), (level, info)
 
 
 @pytest.mark.slow
 def test_a_prompt_of_1500_tokens_runs_to_a_normal_exit(small_model_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", LONG_PROMPT, str(small_model_path)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, cwd=REPO)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     prompt_tokens = int(done.stdout.split()[0])
     assert prompt_tokens >= 1500

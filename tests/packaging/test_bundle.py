@@ -187,3 +187,22 @@ def test_bundle_window_answers_and_shows_the_cited_page(
     )
     assert page_white > len(viewer) // 3
     assert highlight > 20
+
+
+def _instructions(library: Path) -> str:
+    done = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(library)],
+                          capture_output=True, text=True, timeout=600, check=True)
+    return done.stdout
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="x86-64 instruction levels")
+def test_the_bundles_llama_cpp_runs_on_any_x86_64_v3_cpu(folio_exe: Path) -> None:
+    """The bundle carries the x86-64-v3 (AVX2) build whatever this machine's venv has: no
+    AVX-512 register and no AMX tile instruction anywhere in its llama.cpp libraries."""
+    libraries = sorted((folio_exe.parent / "_internal" / "llama_cpp" / "lib").glob("libggml*.so"))
+    assert any(p.name == "libggml-cpu.so" for p in libraries), libraries
+    for library in libraries:
+        code = _instructions(library)
+        assert "%zmm" not in code, f"{library.name} uses AVX-512"
+        assert "tileloadd" not in code and "tdpbssd" not in code, f"{library.name} uses AMX"
+    assert "%ymm" in _instructions(folio_exe.parent / "_internal" / "llama_cpp" / "lib" / "libggml-cpu.so")

@@ -31,7 +31,7 @@ def save_two(fake_kb, library) -> dict:  # noqa: ANN001
 
 
 def open_history(window, run) -> None:  # noqa: ANN001
-    window.history_action.trigger()
+    window.commands.history_action.trigger()
     assert window.history_dock.isVisible()
     run(until(lambda: window.history.list.count() == 2, what="history listed"))
 

@@ -56,7 +56,7 @@ def test_menus_are_file_edit_view_help_and_hold_every_action(window) -> None:  #
     assert list(menus) == ["File", "Edit", "View", "Help"]
     in_menus = {id(a) for menu in menus.values() for a in menu.actions() if not a.isSeparator()}
     own = [a for a in window.findChildren(QAction) if a.parent() is window and a.text()]
-    own.append(window.history_action)
+    own.append(window.commands.history_action)
     missing = [a.text() for a in own if id(a) not in in_menus]
     assert not missing, f"actions not reachable from the menus: {missing}"
     shortcuts = {a.text().replace("&", ""): a.shortcut().toString() for a in own}

@@ -30,7 +30,7 @@ def test_escape_stops_the_answer_mid_stream(window, fake_kb, library, run) -> No
         window.conversation.question.setPlainText("How long is the pump warranty?")
         press(window.conversation.question, Qt.Key.Key_Return)
         await fake_kb.paused.wait()
-        assert window.stop_action.isEnabled() and window.conversation.stop_button.isEnabled()
+        assert window.commands.stop_action.isEnabled() and window.conversation.stop_button.isEnabled()
         assert not window.conversation.ask_button.isEnabled()
         press(window.conversation.question, Qt.Key.Key_Escape)
         await until(lambda: window.ask_task.done(), what="the answer task to end")
@@ -40,7 +40,7 @@ def test_escape_stops_the_answer_mid_stream(window, fake_kb, library, run) -> No
     turn = window.conversation.current_turn()
     assert turn.state is TurnState.CANCELLED
     assert "Stopped." in window.conversation.html()
-    assert window.conversation.ask_button.isEnabled() and not window.stop_action.isEnabled()
+    assert window.conversation.ask_button.isEnabled() and not window.commands.stop_action.isEnabled()
 
 
 def test_shift_enter_is_a_new_line_not_a_question(window, fake_kb) -> None:  # noqa: ANN001
@@ -74,7 +74,7 @@ def test_cancel_mid_index_keeps_done_files_and_marks_the_rest(
     assert words["manual.pdf"] == "stopped"
     assert not window.progress.isVisible()
     assert "stopped" in window.status_label.text().lower()
-    assert window.reindex_action.isEnabled()
+    assert window.commands.reindex_action.isEnabled()
 
 
 def test_needs_password_asks_and_reindexes_with_it(window, fake_kb, library, run, qtbot) -> None:  # noqa: ANN001
@@ -115,11 +115,11 @@ def test_double_click_opens_the_document_in_the_viewer(window, library, run, qtb
 
 
 def test_export_writes_markdown_with_footnotes(window, fake_kb, library, run, tmp_path) -> None:  # noqa: ANN001
-    assert not window.export_action.isEnabled()
+    assert not window.commands.export_action.isEnabled()
     run(window.open_folder(str(library["manual"].path.parent)))
     fake_kb.answers.append(warranty_answer(library))
     run(window.ask("How long is the pump warranty?"))
-    assert window.export_action.isEnabled()
+    assert window.commands.export_action.isEnabled()
     text = window.export_markdown(tmp_path / "answer.md").read_text(encoding="utf-8")
     assert text.startswith("# How long is the pump warranty?")
     assert "thirty days from delivery [^1]." in text

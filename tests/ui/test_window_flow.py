@@ -217,7 +217,7 @@ def test_no_basis_shows_the_banner(window, fake_kb, library, run) -> None:  # no
     assert "The documents hold no basis for this question — verify manually" in html
     assert "evidence threshold" in html
     assert window.conversation.current_turn().state is TurnState.NO_BASIS
-    assert window.export_action.isEnabled()
+    assert window.commands.export_action.isEnabled()
 
 
 def test_a_failing_facade_is_reported_in_the_answer(window, fake_kb, run) -> None:  # noqa: ANN001

@@ -14,7 +14,9 @@ from typing import Any
 from desktop_app.core.answer import prompts
 from desktop_app.core.answer.citations import CitationResolver, SourceMap, citation_grammar
 from desktop_app.core.errors import Cancelled, KnownError
+from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
+from desktop_app.core.stages import Generator, Retriever, Verifier
 from desktop_app.core.types import (
     AnswerCancelled,
     AnswerEvent,
@@ -23,6 +25,7 @@ from desktop_app.core.types import (
     AnswerStarted,
     ClaimVerdict,
     NoBasis,
+    Retrieval,
     TokenDelta,
 )
 
@@ -43,7 +46,7 @@ MIN_COSINE_ALONE = 0.35
 MIN_COVERAGE_LEXICAL = 0.25
 
 
-def evidence_is_weak(retrieval: Any) -> str | None:
+def evidence_is_weak(retrieval: Retrieval) -> str | None:
     """A reason when the retrieved passages cannot support an answer, else None."""
     if not retrieval.passages:
         return "No passage in the library matches the question."
@@ -66,13 +69,13 @@ def evidence_is_weak(retrieval: Any) -> str | None:
 def answer(
     question: str,
     *,
-    retriever: Any,
-    store: Any,
-    generator_factory: Callable[[], Any],
+    retriever: Retriever,
+    store: Store | None,
+    generator_factory: Callable[[], Generator],
     settings: Settings,
     emit: Callable[[AnswerEvent], None],
     should_cancel: Callable[[], bool],
-    verifier_factory: Callable[[SourceMap], Any] | None = None,
+    verifier_factory: Callable[[SourceMap], Verifier] | None = None,
 ) -> str:
     """Stream one answer's events into ``emit``; returns the answer id."""
     answer_id = uuid.uuid4().hex
@@ -161,7 +164,7 @@ def answer(
     return answer_id
 
 
-def default_verifier(source_map: SourceMap) -> Any:
+def default_verifier(source_map: SourceMap) -> Verifier:
     """The rule scorer over the sources the model saw; suggestions are keyed by chunk id.
 
     No embedder here: on two cores it would compete with the model for the CPU, and on
@@ -174,7 +177,7 @@ def default_verifier(source_map: SourceMap) -> Any:
     return StreamingVerifier(by_label, by_chunk, embed=None)
 
 
-def _judge(generator: Any, store: Any, source_map: SourceMap, text: str,
+def _judge(generator: Generator, store: Store | None, source_map: SourceMap, text: str,
            claims: list[ClaimVerdict], emit: Callable[[AnswerEvent], None],
            should_cancel: Callable[[], bool]) -> list[ClaimVerdict]:
     """Ask the loaded model about the sentences the rule scorer was unsure of; emit and
@@ -201,7 +204,7 @@ def _says_no_answer(text: str, language: str) -> bool:
     return any(phrase.lower().rstrip(".。") in probe for phrase in prompts.NO_ANSWER.values())
 
 
-def _no_basis(question: str, reason: str, language: str, answer_id: str, style: str, store: Any,
+def _no_basis(question: str, reason: str, language: str, answer_id: str, style: str, store: Store | None,
               emit: Callable[[AnswerEvent], None], also_searched: str = "") -> None:
     text = prompts.NO_BASIS_MESSAGE[language]
     emit(AnswerStarted(question=question, sources=(), answer_id=answer_id, style=str(style),
@@ -212,7 +215,7 @@ def _no_basis(question: str, reason: str, language: str, answer_id: str, style: 
     _save(store, answer_id, question, text, style, "", "no_basis", (), {}, (), [], reason=reason)
 
 
-def _save(store: Any, answer_id: str, question: str, text: str, style: str, model_id: str,
+def _save(store: Store | None, answer_id: str, question: str, text: str, style: str, model_id: str,
           status: str, payloads: tuple[Any, ...], citations: dict[str, list[tuple[int, int]]],
           hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "") -> None:
     if store is None:

@@ -21,10 +21,11 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 from desktop_app.core.answer.claims import missing_numbers, numbers_in, plain_text
 from desktop_app.core.errors import Cancelled
+from desktop_app.core.stages import Generator
 from desktop_app.core.types import ClaimVerdict, Verdict
 
 logger = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ def messages_for(sentence: str, passage: str) -> list[dict[str, str]]:
 class Judge:
     """Asks ``generator`` (the loaded answer model) yes/no support questions, with a cache."""
 
-    def __init__(self, generator: Any, cache: JudgeCache | None = None,
+    def __init__(self, generator: Generator, cache: JudgeCache | None = None,
                  should_cancel: Callable[[], bool] = lambda: False,
                  max_judged: int = MAX_JUDGED, grammar: str | None = GRAMMAR) -> None:
         self.generator = generator

@@ -34,7 +34,6 @@ from desktop_app.core.answer.claims import (
 )
 from desktop_app.core.text.markers import find_markers, unclosed_marker_start
 from desktop_app.core.text.sentences import (
-    Citations,
     Sentence,
     attach_citations,
     has_words,
@@ -42,7 +41,7 @@ from desktop_app.core.text.sentences import (
     split_sentences,
 )
 from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, CLAIM_STOPWORDS, stem
-from desktop_app.core.types import ClaimVerdict, Span, Verdict
+from desktop_app.core.types import Citations, ClaimVerdict, Span, Verdict, all_unsupported
 
 __all__ = [
     "PARTIAL_MIN", "SUPPORTED_MIN", "ClaimScore", "Sentence", "StreamingVerifier",
@@ -193,7 +192,8 @@ def _verdict_for(score: float) -> Verdict:
 def _cosines(embed: Embed, claim: str, texts: Sequence[str]) -> np.ndarray:
     vectors = np.asarray(embed([claim, *texts]), dtype=np.float32)
     vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    return vectors[1:] @ vectors[0]
+    cosines: np.ndarray = vectors[1:] @ vectors[0]
+    return cosines
 
 
 def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> ClaimScore:
@@ -383,16 +383,6 @@ def verify_answer(
         counts = {str(k): sum(v.verdict is k for v in verdicts) for k in Verdict}
         logger.debug("verified %d sentences: %s", len(verdicts), counts)
     return verdicts
-
-
-def all_unsupported(verdicts: Iterable[ClaimVerdict]) -> bool:
-    """True when the answer states facts and none of them is backed: every factual sentence
-    is unsupported or uncited, and Folio found no source for it either (no ``suggested``).
-    The window then shows a banner."""
-    factual = [v for v in verdicts if v.verdict is not Verdict.NOT_FACTUAL]
-    return bool(factual) and all(
-        v.verdict in (Verdict.UNSUPPORTED, Verdict.UNCITED) and v.suggested is None for v in factual
-    )
 
 
 class StreamingVerifier:

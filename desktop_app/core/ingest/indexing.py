@@ -19,7 +19,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import Any
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.ingest import chunking, parse_pool
 from desktop_app.core.library.store import Store
+from desktop_app.core.stages import Embedder
 from desktop_app.core.text import words as termlib
 from desktop_app.core.types import (
     Chunk,
@@ -125,7 +126,7 @@ class StageSeconds:
 
 
 class Indexer:
-    def __init__(self, store: Store, embedder: object | None, *, parse_timeout_s: float = 60.0,
+    def __init__(self, store: Store, embedder: Embedder | None, *, parse_timeout_s: float = 60.0,
                  workers: int | None = None) -> None:
         self.store = store
         self.embedder = embedder
@@ -193,7 +194,7 @@ class Indexer:
 
     def _prepared(
         self, paths: list[str], passwords: dict[str, str], should_cancel: Callable[[], bool]
-    ) -> Iterator[_Prepared]:
+    ) -> Generator[_Prepared, None, None]:
         """Chunked documents, as the feeder thread makes them; stops on cancel."""
         if not paths:
             return
@@ -264,8 +265,8 @@ class Indexer:
     def _chunk(self, doc: ExtractedDocument) -> _Prepared:
         if not doc.status.searchable:
             return _Prepared(doc, [], [])
-        count = getattr(self.embedder, "count_tokens", None)
-        max_tokens = int(getattr(self.embedder, "max_tokens", 256)) - 16
+        count = self.embedder.count_tokens if self.embedder is not None else None
+        max_tokens = (self.embedder.max_tokens if self.embedder is not None else 256) - 16
         chunks = chunking.chunk_document(doc, max_tokens=min(220, max_tokens), count_tokens=count)
         return _Prepared(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks])
 
@@ -286,7 +287,8 @@ class Indexer:
                 return None
             picked = order[start : start + self._call_size]
             began = time.perf_counter()
-            vectors = self.embedder.embed([texts[i] for i in picked])  # type: ignore[attr-defined]
+            assert self.embedder is not None  # only called when there is one
+            vectors = self.embedder.embed([texts[i] for i in picked])
             spent = time.perf_counter() - began
             self.stages.embedding += spent
             self.stages.embedded_chunks += len(picked)

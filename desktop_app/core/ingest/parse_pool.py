@@ -24,7 +24,7 @@ import os
 import signal
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -144,7 +144,7 @@ class ParsePool:
         self.workers = max(1, workers or default_workers())
         self.timeout_s = timeout_s
         self.memory_limit_mb = memory_limit_mb
-        self._context = multiprocessing.get_context(start_method)
+        self._context: Any = multiprocessing.get_context(start_method)
         self._idle: list[_Worker] = []
 
     def __enter__(self) -> ParsePool:
@@ -173,7 +173,7 @@ class ParsePool:
         paths: Iterable[str],
         passwords_for: PasswordsFor | None = None,
         should_cancel: Callable[[], bool] | None = None,
-    ) -> Iterator[ExtractedDocument]:
+    ) -> Generator[ExtractedDocument, None, None]:
         """Yield one document per path, in completion order. Stops (without results for
         the files in flight) soon after ``should_cancel()`` turns true."""
         pending = deque(str(p) for p in paths)
@@ -256,7 +256,7 @@ def parse_many(
     workers: int | None = None,
     should_cancel: Callable[[], bool] | None = None,
     memory_limit_mb: int | None = DEFAULT_MEMORY_MB,
-) -> Iterator[ExtractedDocument]:
+) -> Generator[ExtractedDocument, None, None]:
     """One-shot :meth:`ParsePool.parse_many`: the workers end with the iteration."""
     with ParsePool(workers, timeout_s, memory_limit_mb) as pool:
         yield from pool.parse_many(paths, passwords_for, should_cancel)

@@ -90,7 +90,8 @@ class Store:
             logger.debug("close failed", exc_info=True)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return self._cursor().execute(sql, list(params)).fetchall()
+        rows: list[tuple[Any, ...]] = self._cursor().execute(sql, list(params)).fetchall()
+        return rows
 
     # ------------------------------------------------------------------ files and documents
 

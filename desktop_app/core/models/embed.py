@@ -156,7 +156,7 @@ class OnnxEmbedder:
             mask[row, :n] = 1
             types[row, :n] = encoding.type_ids
         arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
-        feed = {
+        feed: dict[str, np.ndarray] = {
             name: arrays[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()
         }
         try:
@@ -172,7 +172,8 @@ class OnnxEmbedder:
             weights = mask[:, :, None].astype(np.float32)
             pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+        unit: np.ndarray = (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+        return unit
 
     def _check_inputs(self, session: onnxruntime.InferenceSession) -> dict[str, type]:
         declared = {i.name: i.type for i in session.get_inputs()}

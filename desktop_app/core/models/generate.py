@@ -150,7 +150,7 @@ class LlamaGenerator:
         self.model_id = str(meta.get("general.name") or path.stem)
         self._bos = self._token_text(self._llm.token_bos())
         self._eos = self._token_text(self._llm.token_eos())
-        model = getattr(self._llm, "_model", None)
+        model: Any = getattr(self._llm, "_model", None)
         self._adds_bos = bool(model.add_bos_token()) if hasattr(model, "add_bos_token") else False
         self.last_stats: GenerationStats | None = None
         self._cached = 0
@@ -162,9 +162,10 @@ class LlamaGenerator:
         if token < 0:
             return ""
         try:
-            return self._llm.detokenize([token], special=True).decode("utf-8", errors="ignore")
+            raw: bytes = self._llm.detokenize([token], special=True)
         except TypeError:  # older llama-cpp-python without ``special``
-            return self._llm.detokenize([token]).decode("utf-8", errors="ignore")
+            raw = self._llm.detokenize([token])
+        return raw.decode("utf-8", errors="ignore")
 
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
@@ -230,7 +231,7 @@ class LlamaGenerator:
     def prompt_tokens(self, prompt: str) -> list[int]:
         """The tokens of a rendered prompt as the model reads them (the template's special
         tokens parsed, BOS added once if the model wants one)."""
-        tokens = self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        tokens: list[int] = self._llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
         bos = self._llm.token_bos()
         if self._adds_bos and bos >= 0 and tokens[:1] != [bos]:
             tokens.insert(0, bos)

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models.generate import GenerationStats, Message, render_chat_template
+from desktop_app.core.models.generate import GenerationStats, render_chat_template
+from desktop_app.core.stages import Message
 
 logger = logging.getLogger(__name__)
 
@@ -84,11 +85,12 @@ class _Abort:
         self._ctx = getattr(getattr(llm, "_ctx", None), "ctx", None)
         self._set = getattr(llama_cpp, "llama_set_abort_callback", None)
         self._callback = llama_cpp.ggml_abort_callback(lambda _data: bool(flag.value)) if self._set else None
+        self._none = llama_cpp.ggml_abort_callback() if self._set else None  # a NULL function pointer
 
     def arm(self, on: bool) -> None:
         if self._set is None or self._ctx is None:
             return
-        self._set(self._ctx, self._callback if on else ctypes.cast(None, type(self._callback)), None)
+        self._set(self._ctx, self._callback if on else self._none, None)
 
 
 def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: int,

@@ -182,12 +182,13 @@ class Retriever:
         if not present:
             return _Lexical([], {}, {}, idf, frozenset())
         scored = present[:MAX_SCORED_TERMS]
-        ids = [termlib.term_id(t) for t in scored]
-        rows = self.store.bm25_top(ids, [idf[t] * weights[t] for t in scored], avgdl, k)
+        scored_ids = [termlib.term_id(t) for t in scored]
+        rows = self.store.bm25_top(scored_ids, [idf[t] * weights[t] for t in scored], avgdl, k)
         ranked = [(int(key), float(score)) for key, score, _ in rows]
         scores = dict(ranked)
-        matched = {int(key): frozenset(t for i, t in enumerate(ids) if int(held) >> i & 1) for key, _, held in rows}
-        return _Lexical(ranked, scores, matched, idf, frozenset(present), tuple(ids),
+        matched = {int(key): frozenset(t for i, t in enumerate(scored_ids) if int(held) >> i & 1)
+                   for key, _, held in rows}
+        return _Lexical(ranked, scores, matched, idf, frozenset(present), tuple(scored_ids),
                         tuple(idf[t] * weights[t] for t in scored))
 
     def _add_chunks(self, lexical: _Lexical, keys: Sequence[int]) -> _Lexical:

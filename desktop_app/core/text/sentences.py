@@ -87,7 +87,7 @@ def _period_ends(text: str, i: int) -> bool:
     low = word.lower()
     if "." in word:  # e.g. i.e. U.S.: a sentence ends there only before a typical first word
         following = re.match(r"[A-Za-z]+", text[j:])
-        return bool(following) and following.group().lower() in _SENTENCE_STARTERS
+        return following is not None and following.group().lower() in _SENTENCE_STARTERS
     if low in _ALWAYS_ABBREV:
         return False  # Dr. vs. cf.
     return not (low in _NUMBERED_ABBREV and (c.isdigit() or c in "(（"))
