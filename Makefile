@@ -42,11 +42,11 @@ deps: $(VENV)/.deps-installed
 
 # Qt's xcb platform plugin and a virtual screen for the window tests (Debian/Ubuntu, as root).
 system-deps:
-	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! dpkg -s xvfb libxcb-cursor0 fonts-noto-cjk >/dev/null 2>&1; then \
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! dpkg -s xvfb libxcb-cursor0 fonts-noto-cjk qemu-user >/dev/null 2>&1; then \
 		apt-get update -q && apt-get install -y -q --no-install-recommends xvfb xauth \
 		libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-xkb1 \
 		libxkbcommon-x11-0 libxcb-cursor0 libxcb-shape0 libegl1 libgl1 libfontconfig1 libdbus-1-3 \
-		fonts-noto-cjk; \
+		fonts-noto-cjk qemu-user; \
 	fi
 
 models-default: deps

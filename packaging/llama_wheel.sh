@@ -20,6 +20,7 @@
 # silently: this script never uses pip's cache. It keeps its own, keyed by the version, the
 # flags and the Python ABI ($FOLIO_WHEEL_CACHE, default ~/.cache/folio/wheels).
 # FOLIO_LLAMA_REBUILD=1 builds again even when the cache holds the wheel.
+# FOLIO_PROBE_RUNNER runs the probe through an emulator (tests: "qemu-x86_64 -cpu Haswell").
 set -euo pipefail
 
 probe_avx512() {
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
 C
 	local ok=1
 	if "${CC:-cc}" -O1 -mavx512f -mavx512cd -mavx512bw -mavx512dq -mavx512vl \
-		"$dir/probe.c" -o "$dir/probe" 2>/dev/null && "$dir/probe" 2>/dev/null; then
+		"$dir/probe.c" -o "$dir/probe" 2>/dev/null && ${FOLIO_PROBE_RUNNER:-} "$dir/probe" 2>/dev/null; then
 		ok=0
 	fi
 	rm -rf "$dir"

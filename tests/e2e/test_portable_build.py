@@ -57,3 +57,23 @@ def test_a_prompt_of_1500_tokens_runs_to_a_normal_exit(small_model_path: Path) -
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     prompt_tokens = int(done.stdout.split()[0])
     assert prompt_tokens >= 1500
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 CPU levels")
+@pytest.mark.parametrize("cpu", ["Haswell", "Skylake-Server"])
+def test_a_cpu_that_cannot_execute_avx512_gets_the_avx2_level(cpu: str) -> None:
+    """Under an emulated CPU (qemu-user, installed by `make test`) the level probe runs
+    where AVX-512 is absent (Haswell) or reported but not executable (qemu's Skylake-Server
+    model, whose AVX-512 its emulator cannot run): both must get x86-64-v3."""
+    import os
+    import shutil
+
+    if shutil.which("qemu-x86_64") is None:
+        message = "qemu-x86_64 (Debian's qemu-user) is not installed: `make system-deps` installs it"
+        if os.environ.get("FOLIO_REQUIRE_MODELS"):
+            pytest.fail(message)
+        pytest.skip(message)
+    env = dict(os.environ, FOLIO_PROBE_RUNNER=f"qemu-x86_64 -cpu {cpu}")
+    level = subprocess.run(["bash", str(REPO / "packaging" / "llama_wheel.sh"), "--level"], env=env,
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert level == "x86-64-v3"
