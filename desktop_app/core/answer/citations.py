@@ -212,8 +212,10 @@ class CitationTracker:
         if not delta:
             return []
         self._parts.append(delta)
-        return [(cid, span) for ids, span in self._scanner.feed(delta) for cid in ids
-                if self.is_new_span(cid, span)]
+        closed = self._scanner.feed(delta)
+        if not closed:  # most deltas close no marker
+            return []
+        return [(cid, span) for ids, span in closed for cid in ids if self.is_new_span(cid, span)]
 
     def finish(self) -> dict[str, list[Span]]:
         """End the stream (an unclosed tail is dropped); every id with all its spans."""

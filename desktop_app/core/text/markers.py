@@ -39,6 +39,7 @@ MAX_RANGE = 20  # [a-b] expands only when it names at most this many labels
 OPENERS = "[【［"
 CLOSERS = "]】］"
 BRACKET = re.compile("[\\[\\]【】［］]")
+_BRACKET_SEARCH = BRACKET.search
 _SP = "[ \u3000]*"
 _NUM = "[0-9０-９]{1,4}"
 _DASH = "[-–－~～]"
@@ -103,12 +104,10 @@ class MarkerScanner:
 
     def feed(self, delta: str) -> list[tuple[list[str], Span]]:
         """Append ``delta``; return (ids, span) for each marker it closed, in order."""
-        if not delta:
-            return []
         start = self.length
         self.length += len(delta)
         if self._open < 0:
-            first = BRACKET.search(delta)
+            first = _BRACKET_SEARCH(delta)
             if first is None:
                 return []
             buffer, base, pos, opened = delta, start, first.start(), -1
