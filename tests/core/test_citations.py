@@ -280,6 +280,7 @@ def test_r2r_find_new_citation_spans_on_a_growing_buffer() -> None:
     assert tracker.is_new_span("def5678", (30, 39)) is True
     assert tracker.is_new_span("def5678", (30, 39)) is False
     assert tracker.is_new_span("", (1, 2)) is False
+    assert tracker.is_new_citation("") is False and tracker.is_new_citation(None) is False  # as R2R's
     tracker.reset()
     assert tracker.get_all_spans() == {}
     assert tracker.is_new_citation("abc1234") is True

@@ -223,8 +223,11 @@ class CitationTracker:
         self._scanner.drop_tail()
         return self.get_all_spans()
 
-    def is_new_citation(self, citation_id: str) -> bool:
-        """True the first time an id is asked about (R2R); :meth:`feed` does not mark ids."""
+    def is_new_citation(self, citation_id: str | None) -> bool:
+        """True the first time an id is asked about (R2R); :meth:`feed` does not mark ids.
+        An empty or missing id is never new, as in R2R."""
+        if not citation_id:
+            return False
         is_new = citation_id not in self.seen_citation_ids
         self.seen_citation_ids.add(citation_id)
         return is_new
