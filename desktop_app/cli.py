@@ -3,7 +3,7 @@
     folio index FOLDER [--db PATH] [--json] [--password FILE=PW]
     folio search "QUERY" [--db PATH] [-k N] [--json]
     folio ask "QUESTION" [--db PATH] [--model default|small|PATH.gguf] [--style label|shortid]
-              [--max-tokens N] [--json]
+              [--max-tokens N] [--json] [--server URL [--server-model NAME]]
     folio reindex [--db PATH]
     folio history [--db PATH] [--json]
     folio export ANSWER_ID --format md|json [--db PATH]
@@ -72,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     db(p)
     p.add_argument("--model", default=None, help="default | small | PATH.gguf")
+    server_options(p)
     p.add_argument("--style", choices=("label", "shortid"), default=None)
     p.add_argument("--max-tokens", type=int, default=None)
     p.add_argument("--json", action="store_true", help="one event per line, as the facade yields them")
@@ -93,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     db(p)
     p.add_argument("--system", default="", help="a system message before the prompt")
     p.add_argument("--model", default=None, help="default | small | PATH.gguf")
+    server_options(p)
     p.add_argument("--max-tokens", type=int, default=256)
 
     p = sub.add_parser("embed", help="the embedder's vector of each text")
@@ -111,12 +113,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def server_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--server", default=None, metavar="URL",
+                   help="answer with an OpenAI-compatible model server (llama-server, vLLM, Ollama),"
+                        " e.g. http://127.0.0.1:8080/v1; its API key: $FOLIO_SERVER_KEY or Settings")
+    p.add_argument("--server-model", default=None, metavar="NAME",
+                   help="the server's model (default: the first it lists)")
+
+
 def _knowledge_base(args: argparse.Namespace) -> Any:
     from desktop_app.services.knowledge_base import KnowledgeBase
 
     settings = settings_mod.load()
     if getattr(args, "model", None):
+        if getattr(args, "server", None):
+            raise KnownError("--model and --server name two answer models.", "Use one of them.")
         settings = settings.replace(answer_model=args.model)
+    if getattr(args, "server", None) or getattr(args, "server_model", None):
+        url = args.server or (settings.server_url if settings.answer_model == settings_mod.SERVER else "")
+        if not url:
+            raise KnownError("--server-model needs a server.", "Add --server URL.")
+        settings = settings.replace(answer_model=settings_mod.SERVER, server_url=url,
+                                    server_model=args.server_model or (settings.server_model if not args.server else ""))
+        settings.validate()
     return KnowledgeBase(db_path=args.db, settings=settings)
 
 

@@ -9,6 +9,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from desktop_app.core import paths
 from desktop_app.core.errors import KnownError
@@ -24,7 +25,9 @@ def _default_threads() -> int:
 
 @dataclass(frozen=True)
 class Settings:
-    answer_model: str = "default"  # "default" | "small" | a path to a .gguf file
+    answer_model: str = "default"  # "default" | "small" | a path to a .gguf file | "server"
+    server_url: str = ""  # the model server's address when answer_model is "server"
+    server_model: str = ""  # the model it serves; empty: the first it lists (its key: server_key_path())
     embedder: str = "default"  # "default" | a folder with model.onnx + tokenizer.json
     citation_style: str = "label"  # "label" | "shortid"
     sources_per_answer: int = 5
@@ -51,7 +54,11 @@ class Settings:
             raise KnownError("Temperature must be between 0 and 2.")
         if not 1 <= self.threads <= 256:
             raise KnownError("CPU threads must be between 1 and 256.")
-        if self.answer_model not in ("default", "small"):
+        if self.answer_model == SERVER:
+            if not self.server_url.strip():
+                raise KnownError("No model server URL given.", "Enter the server's address, e.g. http://127.0.0.1:8080/v1.")
+            normalize_server_url(self.server_url)
+        elif self.answer_model not in ("default", "small"):
             path = Path(self.answer_model)
             if path.suffix.lower() != ".gguf" or not path.is_file():
                 raise KnownError(f"{self.answer_model} is not a .gguf file.", "Pick a GGUF model file.")
@@ -90,6 +97,73 @@ class Settings:
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+
+SERVER = "server"  # the answer_model value that sends questions to a model server
+SERVER_KEY_ENV = "FOLIO_SERVER_KEY"  # overrides the key file (the command line, CI)
+
+
+def normalize_server_url(url: str) -> str:
+    """The OpenAI-compatible base URL (``http://host:port/v1``) for what a person typed:
+    the scheme defaults to http, an empty path becomes ``/v1``. A user name or password in
+    the URL is refused: it would be saved in settings.toml, which is not private."""
+    text = url.strip()
+    if "://" not in text:
+        text = "http://" + text
+    hint = "Use an address like http://127.0.0.1:8080/v1 (llama-server, vLLM) or http://127.0.0.1:11434/v1 (Ollama)."
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        raise KnownError(f"{url!r} is not a server address ({exc}).", hint) from exc
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise KnownError(f"{url!r} is not a server address.", hint)
+    if parts.username or parts.password:
+        raise KnownError("The server URL holds a user name or password.",
+                         "Put the key in the API key field: it is kept in a private file, not in settings.toml.")
+    path = parts.path.rstrip("/") or "/v1"
+    return f"{parts.scheme}://{parts.netloc}{path}"
+
+
+def server_key_path() -> Path:
+    """The model server's API key: its own file, readable by its owner only (0600)."""
+    return paths.config_dir() / "server-key"
+
+
+def load_server_key(*, environment: bool = True) -> str:
+    """The API key for the model server ("" when none): ``FOLIO_SERVER_KEY`` if set (and
+    ``environment``), else the key file. Never logged."""
+    if environment and os.environ.get(SERVER_KEY_ENV):
+        return os.environ[SERVER_KEY_ENV].strip()
+    path = server_key_path()
+    try:
+        if path.stat().st_mode & 0o077:
+            logger.warning("the API key file %s was readable by others; made it private", path)
+            path.chmod(0o600)
+        return path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        logger.warning("the API key file %s is unreadable (%s)", path, exc.strerror)
+        return ""
+
+
+def save_server_key(key: str) -> Path:
+    """Write the key to its private file (created 0600, never world-readable, not even for
+    a moment); an empty key removes the file."""
+    path = server_key_path()
+    key = key.strip()
+    if not key:
+        path.unlink(missing_ok=True)
+        return path
+    tmp = path.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(key + "\n")
+    os.replace(tmp, path)
+    return path
 
 
 def settings_path() -> Path:

@@ -120,6 +120,15 @@ class KnowledgeBase:
 
     def generator(self) -> Generator:
         """The answer model; only ever called on the folio-llm thread."""
+        if self._generator is None and self.settings.answer_model == settings_mod.SERVER:
+            from desktop_app.core.models.server import ServerGenerator
+
+            # A shared model server (OpenAI-compatible): only the prompt (the question and
+            # its passages) goes to it. The key comes from its own private file.
+            self._generator = ServerGenerator(
+                self.settings.server_url, self.settings.server_model,
+                api_key=settings_mod.load_server_key(), context_tokens=self.settings.context_tokens,
+            )
         if self._generator is None:
             from desktop_app.core.models import catalog as models
             from desktop_app.core.models.worker import WorkerGenerator
@@ -155,6 +164,8 @@ class KnowledgeBase:
         def prime() -> int:
             if self.settings.citation_style != "label" or self._closing.is_set():
                 return 0
+            if self.settings.answer_model == settings_mod.SERVER:
+                return 0  # a server keeps its own cache; no network traffic at start-up
             from desktop_app.core.answer import prompts
 
             try:

@@ -29,7 +29,7 @@ from desktop_app.core.models.catalog import (
 )
 from desktop_app.core.models.gguf_info import GgufInfo, human_size, read_info
 from desktop_app.core.samples.pdfs import write_samples
-from desktop_app.core.settings import Settings
+from desktop_app.core.settings import SERVER, Settings
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,8 @@ def check_models(settings: Settings) -> ModelCheck:
     problems: list[ModelProblem] = []
     fixable = True
     try:
-        models.resolve_answer_model(settings.answer_model)
+        if settings.answer_model != SERVER:  # a model server: nothing to install here
+            models.resolve_answer_model(settings.answer_model)
     except ModelMissingError as error:
         problems.append(ModelProblem("answer model", error.message, error.hint))
         fixable = fixable and settings.answer_model in BUILT_IN

@@ -38,15 +38,17 @@ from desktop_app.core import paths
 from desktop_app.core import settings as settings_store
 from desktop_app.core.errors import KnownError
 from desktop_app.core.settings import Settings
-from desktop_app.services import models_service
+from desktop_app.services import model_server, models_service
 from desktop_app.ui.async_qt import TaskSet
 
 logger = logging.getLogger(__name__)
 
-MODEL_CHOICES = (("default", "Default (Qwen2.5 1.5B)"), ("small", "Small (SmolLM2 135M, fast)"), ("file", "A GGUF file…"))
+MODEL_CHOICES = (("default", "Default (Qwen2.5 1.5B)"), ("small", "Small (SmolLM2 135M, fast)"), ("file", "A GGUF file…"),
+                 (settings_store.SERVER, "A model server…"))
 EMBEDDER_CHOICES = (("default", "Default (all-MiniLM-L6-v2)"), ("folder", "An ONNX folder…"))
 DESCRIBE_DELAY_MS = 150
 MUTED = "color: palette(placeholder-text);"
+ERROR = "color: #c62828;"
 
 
 class SettingsDialog(QDialog):
@@ -62,6 +64,7 @@ class SettingsDialog(QDialog):
         self.reembed_box: QMessageBox | None = None
         self.model, self.model_path, model_row = self._choice_row(MODEL_CHOICES, "Answer model", "/path/to/model.gguf", self._browse_model)
         self.model_info = self._info_label("Answer model details")
+        self.server_panel = self._server_panel()
         self.embedder, self.embedder_path, embedder_row = self._choice_row(EMBEDDER_CHOICES, "Embedder", "a folder with model.onnx and tokenizer.json", self._browse_embedder)
         self.embedder_info = self._info_label("Embedder details")
         self.style = self._combo("Citation style", (("label", "Numbered labels [1]"), ("shortid", "Short ids [abc1234]")))
@@ -88,7 +91,7 @@ class SettingsDialog(QDialog):
         self.error.setStyleSheet("color: #c62828;")
         self.error.setWordWrap(True)
         self.error.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        models = self._group("Models", [("Answer model", model_row), ("", self.model_info), ("Embedder", embedder_row), ("", self.embedder_info)])
+        models = self._group("Models", [("Answer model", model_row), ("", self.model_info), ("", self.server_panel), ("Embedder", embedder_row), ("", self.embedder_info)])
         answers = self._group("Answers", [
             ("Citation style", self.style), ("Sources per answer", self.sources),
             ("Max answer tokens", self.max_tokens), ("Temperature", self.temperature),
@@ -169,9 +172,88 @@ class SettingsDialog(QDialog):
             form.addRow(label, field)  # type: ignore[call-overload]
         return group
 
+    def _server_panel(self) -> QWidget:
+        """Settings ▸ Answer model ▸ Model server: URL, model (listed by the server), API
+        key (kept in its own private file, not in settings.toml), Test connection."""
+        panel = QWidget(self)
+        form = QFormLayout(panel)
+        form.setContentsMargins(0, 0, 0, 0)
+        self.server_url = QLineEdit(self.current.server_url, panel)
+        self.server_url.setPlaceholderText("http://127.0.0.1:8080/v1 (llama-server, vLLM) or http://127.0.0.1:11434/v1 (Ollama)")
+        self.server_url.setAccessibleName("Model server URL")
+        self.server_url.editingFinished.connect(self.list_server_models)
+        self.server_model = QComboBox(panel)
+        self.server_model.setEditable(True)
+        self.server_model.setAccessibleName("Model server's model")
+        self.server_model.lineEdit().setPlaceholderText("the first model the server lists")
+        self.server_model.setCurrentText(self.current.server_model)
+        self.server_key = QLineEdit(settings_store.load_server_key(environment=False), panel)
+        self.server_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.server_key.setPlaceholderText("optional; kept in a private file, never in settings.toml")
+        self.server_key.setAccessibleName("Model server API key")
+        self.server_test = self._button("Test connection", "Test the connection to the model server", self.test_server)
+        self.server_status = self._info_label("Model server status")
+        self.server_status.setMinimumHeight(2 * self.server_status.fontMetrics().lineSpacing() + 4)  # room for an error
+        self.server_status.setText("Each question and the passages it cites go to this server; nothing else does.")
+        form.addRow("Server URL", self.server_url)
+        form.addRow("Model", self.server_model)
+        form.addRow("API key", self.server_key)
+        test_row = self._row(self.server_test)
+        test_row.addStretch(1)
+        form.addRow("", test_row)
+        form.addRow("", self.server_status)
+        self._server_request = 0
+        return panel
+
+    def list_server_models(self) -> None:
+        """Fill the model list from GET /v1/models (off the GUI thread)."""
+        if self.model.currentData() == settings_store.SERVER and self.server_url.text().strip():
+            self._ask_server(test=False)
+
+    def test_server(self) -> None:
+        """Settings ▸ Test connection: says what works, or what is wrong."""
+        self._ask_server(test=True)
+
+    def _ask_server(self, *, test: bool) -> None:
+        self._server_request += 1
+        self._server_says("Testing the connection…" if test else "Asking the server for its models…", ok=True)
+        self.server_test.setEnabled(False)
+        fields = self.server_url.text().strip(), self.server_model.currentText().strip(), self.server_key.text().strip()
+        self.tasks.spawn(self._server_call(self._server_request, *fields, test=test),
+                         "test the model server" if test else "list the server's models")
+
+    async def _server_call(self, request: int, url: str, model: str, key: str, *, test: bool) -> None:
+        try:
+            if test:
+                report = await model_server.test_connection(url, model, key)
+                models, said, chosen = list(report.models), report.describe(), report.model
+            else:
+                models = await model_server.list_server_models(url, key)
+                said, chosen = f"The server lists {len(models)} model(s).", model or (models[0] if models else "")
+        except KnownError as error:
+            if request == self._server_request:
+                self._server_says(str(error), ok=False)
+            return
+        finally:
+            if request == self._server_request:
+                self.server_test.setEnabled(True)
+        if request != self._server_request:  # the fields changed meanwhile
+            return
+        self.server_model.clear()
+        self.server_model.addItems(models)
+        self.server_model.setCurrentText(chosen)
+        self._server_says(said, ok=True)
+
+    def _server_says(self, text: str, *, ok: bool) -> None:
+        self.server_status.setText(text)
+        self.server_status.setStyleSheet(MUTED if ok else ERROR)
+        self.server_status.setAccessibleDescription(text)
+
     def _load_values(self) -> None:
         current = self.current
-        if current.answer_model in ("default", "small"):
+        if current.answer_model == settings_store.SERVER:
+            self.model.setCurrentIndex(self.model.findData(settings_store.SERVER))
+        elif current.answer_model in ("default", "small"):
             self.model.setCurrentIndex(self.model.findData(current.answer_model))
         else:
             self.model.setCurrentIndex(self.model.findData("file"))
@@ -218,6 +300,7 @@ class SettingsDialog(QDialog):
 
     def _choices_changed(self, *_: object) -> None:
         self.model_path.setEnabled(self.model.currentData() == "file")
+        self.server_panel.setVisible(self.model.currentData() == settings_store.SERVER)
         self.embedder_path.setEnabled(self.embedder.currentData() == "folder")
         self.model_info.setText("Reading the model…")
         self.embedder_info.setText("")
@@ -232,6 +315,8 @@ class SettingsDialog(QDialog):
     async def _describe(self, model: str, embedder: str) -> None:
         if not model:
             self.model_info.setText("Choose a .gguf file.")
+        elif model == settings_store.SERVER:
+            self.model_info.setText("Answers come from an OpenAI-compatible model server.")
         else:
             info = await models_service.describe_answer_model(model)
             if model == self._model_choice():  # still the choice shown
@@ -260,6 +345,8 @@ class SettingsDialog(QDialog):
             raise KnownError("No embedder folder chosen.", "Browse for a folder with model.onnx and tokenizer.json, or pick Default.")
         return self.current.replace(
             answer_model=model,
+            server_url=self.server_url.text().strip(),
+            server_model=self.server_model.currentText().strip(),
             embedder=embedder,
             citation_style=self.style.currentData(),
             sources_per_answer=self.sources.value(),
@@ -277,6 +364,8 @@ class SettingsDialog(QDialog):
         try:
             settings = self.chosen()
             settings_store.save(settings, self.path)
+            if settings.answer_model == settings_store.SERVER:
+                settings_store.save_server_key(self.server_key.text())
         except KnownError as error:
             self.error.setText(str(error))
             self.error.setAccessibleName(str(error))
