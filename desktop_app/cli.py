@@ -1,9 +1,9 @@
 """Headless commands: the facade's second client. No Qt here.
 
     folio index FOLDER [--db PATH] [--json] [--password FILE=PW]
-    folio search "QUERY" [--db PATH] [-k N] [--json]
+    folio search "QUERY" [--db PATH] [-k N] [--in PATH]... [--json]
     folio ask "QUESTION" [--db PATH] [--model default|small|PATH.gguf] [--style label|shortid]
-              [--max-tokens N] [--json] [--server URL [--server-model NAME]]
+              [--max-tokens N] [--in PATH]... [--json] [--server URL [--server-model NAME]]
     folio reindex [--db PATH]
     folio history [--db PATH] [--json]
     folio export ANSWER_ID --format md|json [--db PATH]
@@ -62,10 +62,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--password", action="append", default=[], metavar="FILE=PASSWORD",
                    help="password for an encrypted PDF (repeatable)")
 
+    def within(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--in", dest="within", action="append", default=[], metavar="PATH",
+                       help="only within this PDF or folder of the library (repeatable)")
+
     p = sub.add_parser("search", help="search the library")
     p.add_argument("query")
     db(p)
     p.add_argument("-k", type=int, default=5)
+    within(p)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("ask", help="ask a question; the answer cites its sources")
@@ -75,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     server_options(p)
     p.add_argument("--style", choices=("label", "shortid"), default=None)
     p.add_argument("--max-tokens", type=int, default=None)
+    within(p)
     p.add_argument("--json", action="store_true", help="one event per line, as the facade yields them")
 
     p = sub.add_parser("reindex", help="rebuild the search postings and vectors from the stored text")
@@ -174,7 +180,7 @@ async def _index(args: argparse.Namespace) -> int:
 async def _search(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     try:
-        results = await kb.search(args.query, args.k)
+        results = await kb.search(args.query, args.k, scope=args.within)
     finally:
         await kb.close()
     if args.json:
@@ -189,7 +195,7 @@ async def _search(args: argparse.Namespace) -> int:
     for i, p in enumerate(results, 1):
         section = f" · {p.section}" if p.section else ""
         snippet = " ".join(p.text.split())[:200]
-        print(f"{i}. {Path(p.doc_path).name} p. {p.page_label}{section}  ({p.score:.4f})\n   {snippet}")
+        print(f"{i}. {_document(p.doc_title, p.doc_path)} p. {p.page_label}{section}  ({p.score:.4f})\n   {snippet}")
     return 0
 
 
@@ -198,7 +204,8 @@ async def _ask(args: argparse.Namespace) -> int:
     sources: dict[str, Any] = {}
     failed = 0
     try:
-        async for event in kb.ask(args.question, style=args.style, max_tokens=args.max_tokens):
+        async for event in kb.ask(args.question, style=args.style, max_tokens=args.max_tokens,
+                                  scope=args.within):
             if args.json:
                 _print_json(event.to_json())
                 if event.event == "failed":
@@ -206,6 +213,8 @@ async def _ask(args: argparse.Namespace) -> int:
                 continue
             if isinstance(event, AnswerStarted):
                 sources = {s.id: s for s in event.sources}
+                if event.scope:
+                    print(f"(asked within: {', '.join(event.scope)})", flush=True)
                 if event.also_searched:
                     print(f"(also searched for: {event.also_searched})", flush=True)
             elif isinstance(event, TokenDelta):
@@ -220,7 +229,7 @@ async def _ask(args: argparse.Namespace) -> int:
                 for cid in cited:
                     s = sources[cid]
                     section = f", {s.section}" if s.section else ""
-                    print(f"  [{cid}] {Path(s.doc_path).name}, p. {s.page_label}{section}")
+                    print(f"  [{cid}] {_document(s.doc_title, s.doc_path)}, p. {s.page_label}{section}")
                 if event.hallucinated:
                     print("  Not among the sources given to the model: "
                           + ", ".join(f"[{h}]" for h in event.hallucinated))
@@ -239,6 +248,13 @@ async def _ask(args: argparse.Namespace) -> int:
     finally:
         await kb.close()
     return int(failed)
+
+
+def _document(title: str, path: str) -> str:
+    """"Hypertext Transfer Protocol -- HTTP/1.1 (en_rfc2616_http11.pdf)": the title and the
+    file's name (the name alone when the title is the name)."""
+    name = Path(path).name
+    return f"{title} ({name})" if title and title != Path(path).stem else name
 
 
 async def _reindex(args: argparse.Namespace) -> int:
@@ -262,7 +278,8 @@ async def _history(args: argparse.Namespace) -> int:
         _print_json(rows)
     else:
         for row in rows:
-            print(f"{row['answer_id'][:12]}  {row['created_at'][:19]}  {row['status']:<9} {row['question']}")
+            within = f"  (within {', '.join(row['scope'])})" if row.get("scope") else ""
+            print(f"{row['answer_id'][:12]}  {row['created_at'][:19]}  {row['status']:<9} {row['question']}{within}")
     return 0
 
 

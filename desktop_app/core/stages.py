@@ -62,9 +62,10 @@ class Generator(Protocol):
 
 
 class Retriever(Protocol):
-    """Finds the passages for a question, with the signals the evidence gate reads."""
+    """Finds the passages for a question, with the signals the evidence gate reads; with a
+    ``scope`` (file and folder paths), only in the documents at or under them."""
 
-    def search(self, query: str, k: int) -> Retrieval: ...
+    def search(self, query: str, k: int, scope: Sequence[str] = ()) -> Retrieval: ...
 
 
 class Verifier(Protocol):

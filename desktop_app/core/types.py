@@ -60,7 +60,8 @@ class TextRun:
     """A run of text on a page (pypdf gives about one per line) and its box.
 
     The box is in PDF user space of the unrotated page (points, origin bottom-left);
-    ``char_start``/``char_end`` index into :attr:`PageText.text`.
+    ``char_start``/``char_end`` index into :attr:`PageText.text`. ``size`` is the font size
+    the run is drawn at on the page (points; 0 when unknown).
     """
 
     char_start: int
@@ -69,6 +70,7 @@ class TextRun:
     y0: float
     x1: float
     y1: float
+    size: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -232,6 +234,7 @@ class AnswerStarted:
     answer_id: str = ""
     style: str = "label"
     also_searched: str = ""  # the glossary's words for the question's terms (glossary.py)
+    scope: tuple[str, ...] = ()  # the files and folders the question was asked within (none: all)
     event: str = field(default="answer_started", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -241,6 +244,7 @@ class AnswerStarted:
             "answer_id": self.answer_id,
             "style": self.style,
             "also_searched": self.also_searched,
+            "scope": list(self.scope),
             "sources": [s.to_json() for s in self.sources],
         }
 

@@ -6,7 +6,7 @@ fake knowledge base; ``KnowledgeBase`` in ``knowledge_base.py`` is the real one.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,7 +32,10 @@ class KnowledgeBaseAPI(Protocol):
         embedder) from the stored passages; yields progress. Stops promptly after :meth:`cancel`."""
         ...
 
-    async def search(self, query: str, k: int = 10) -> list[Passage]: ...
+    async def search(self, query: str, k: int = 10, scope: Sequence[str | Path] = ()) -> list[Passage]:
+        """The best ``k`` passages; with ``scope`` (files and folders), only from the
+        documents at or under those paths (a KnownError when one holds none)."""
+        ...
 
     def ask(
         self,
@@ -40,9 +43,12 @@ class KnowledgeBaseAPI(Protocol):
         *,
         style: str | None = None,
         max_tokens: int | None = None,
+        scope: Sequence[str | Path] = (),
     ) -> AsyncIterator[AnswerEvent]:
         """Stream the events of one answer: answer_started, token*, citation*, claim*,
-        answer_finished (or no_basis / failed / cancelled)."""
+        answer_finished (or no_basis / failed / cancelled). With ``scope`` (files and
+        folders) the question is asked within those documents only: retrieval, the
+        evidence gate and the sources; answer_started and the history record the scope."""
         ...
 
     def cancel(self) -> None:
@@ -54,7 +60,8 @@ class KnowledgeBaseAPI(Protocol):
     async def source_state(self, chunk_id: str, doc_id: str) -> SourceState: ...
 
     async def history(self) -> list[dict[str, Any]]:
-        """Saved answers, newest first: answer_id, question, status, created_at, model_id."""
+        """Saved answers, newest first: answer_id, question, status, created_at, model_id,
+        scope (the paths it was asked within; empty: the whole library)."""
         ...
 
     async def answer_record(self, answer_id: str) -> dict[str, Any] | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -250,11 +250,27 @@ class KnowledgeBase:
         async for event in self._stream(self._index_pool, work):
             yield event
 
-    async def search(self, query: str, k: int = 10) -> list[Passage]:
-        return await self._call(self._query_pool, lambda: self.retriever.search(query, k).passages)
+    def within(self, scope: Sequence[str | Path]) -> tuple[str, ...]:
+        """The absolute paths of ``scope`` (files and folders); a KnownError names a path that
+        holds no indexed document. Reads the library: call it on a worker thread."""
+        resolved = tuple(dict.fromkeys(str(Path(p).expanduser().resolve()) for p in scope))
+        for path in resolved:
+            if not self.store.files_within([path]):
+                raise KnownError(
+                    f"{path} holds no document of the library.",
+                    "Ask within a PDF or a folder that was indexed (folio index FOLDER).",
+                )
+        return resolved
+
+    async def search(self, query: str, k: int = 10, scope: Sequence[str | Path] = ()) -> list[Passage]:
+        def find() -> list[Passage]:
+            return self.retriever.search(query, k, scope=self.within(scope)).passages
+
+        return await self._call(self._query_pool, find)
 
     async def ask(
-        self, question: str, *, style: str | None = None, max_tokens: int | None = None
+        self, question: str, *, style: str | None = None, max_tokens: int | None = None,
+        scope: Sequence[str | Path] = (),
     ) -> AsyncIterator[AnswerEvent]:
         from desktop_app.core.answer import answering
 
@@ -267,12 +283,13 @@ class KnowledgeBase:
         def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
             try:
                 retriever = self.retriever
+                within = self.within(scope)
             except KnownError as exc:
                 emit(AnswerFailed(error=str(exc), known=True))
                 return
             answering.answer(
                 question, retriever=retriever, store=self.store, generator_factory=self.generator,
-                settings=settings, emit=emit, should_cancel=cancelled,
+                settings=settings, emit=emit, should_cancel=cancelled, scope=within,
             )
 
         async for event in self._stream(self._llm_pool, work):

@@ -123,8 +123,18 @@ def source_line(source: SourcePayload, limit: int = 0) -> str:
     return f"{line} · {section}" if section else line
 
 
+def scope_label(scope: tuple[str, ...], label: str = "") -> str:
+    """How a scope reads: the label the window gave it, else its files' and folders' names."""
+    if label:
+        return label
+    names = [path.rstrip("/").rsplit("/", 1)[-1] for path in scope]
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
 def citation_tooltip(source: SourcePayload) -> str:
-    return f"{source_line(source)}\n“{first_words(source.text)}”"
+    """The source's line, its file's name (the title may be the PDF's own) and its first words."""
+    name = source.doc_path.rsplit("/", 1)[-1]
+    return f"{source_line(source)}\n{name}\n“{first_words(source.text)}”"
 
 
 def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
@@ -133,6 +143,9 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
         f'<table width="100%" cellpadding="6" style="background-color:{colours.question_bg};">'
         f"<tr><td><b>{plain(turn.question)}</b></td></tr></table>"
     ]
+    if turn.scope:
+        parts.append(f'<p style="color:{colours.muted}; font-size:small;" title="{esc(chr(10).join(turn.scope))}">'
+                     f"Asked within: {esc(scope_label(turn.scope, turn.scope_label))}</p>")
     if turn.saved_at:
         parts.append(f'<p style="color:{colours.muted}; font-size:small;">Saved answer · {esc(turn.saved_at[:16])}</p>')
     for cid, state in turn.stale_citations():

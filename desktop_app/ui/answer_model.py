@@ -80,6 +80,8 @@ class AnswerTurn:
     # (changed / removed sources get a banner; the viewer re-checks before highlighting).
     saved_at: str = ""
     also_searched: str = ""  # the glossary's words search added to the question
+    scope: tuple[str, ...] = ()  # the files and folders the question was asked within
+    scope_label: str = ""  # how the window named them ("" : their file names)
     source_states: dict[str, SourceState] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ events
@@ -90,6 +92,7 @@ class AnswerTurn:
             self.state = TurnState.STREAMING
             self.sources = list(event.sources)
             self.also_searched = event.also_searched
+            self.scope = tuple(event.scope) or self.scope
             self.answer_id = event.answer_id
             self.style = event.style
         elif isinstance(event, TokenDelta):

@@ -12,10 +12,13 @@ import logging
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QKeyEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     QTextBrowser,
+    QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
@@ -41,6 +44,7 @@ class QuestionEdit(QPlainTextEdit):
 
     submitted = Signal(str)
     stop_requested = Signal()
+    backspace_when_empty = Signal()  # removes the scope chip
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
         key = event.key()
@@ -57,7 +61,50 @@ class QuestionEdit(QPlainTextEdit):
             self.stop_requested.emit()
             event.accept()
             return
+        if key == Qt.Key.Key_Backspace and not self.toPlainText():
+            self.backspace_when_empty.emit()
         super().keyPressEvent(event)
+
+
+class ScopeChip(QFrame):
+    """"Within: RFC 6455 – The WebSocket Protocol ×" above the question box: questions search
+    only these documents until the chip is removed (× or Backspace in the empty box)."""
+
+    removed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.paths: tuple[str, ...] = ()
+        self.text = ""  # how the scope reads: a document's title, "name (folder)"
+        self.setObjectName("scope-chip")
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setStyleSheet(
+            "#scope-chip { border: 1px solid palette(mid); border-radius: 10px;"
+            " background: palette(alternate-base); }"
+        )
+        self.label = QLabel(self)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.remove_button = QToolButton(self)
+        self.remove_button.setText("×")
+        self.remove_button.setAutoRaise(True)
+        self.remove_button.setToolTip("Search every document again")
+        self.remove_button.setAccessibleName("Remove the scope")
+        self.remove_button.clicked.connect(self.removed)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(8, 0, 2, 0)
+        row.setSpacing(2)
+        row.addWidget(self.label)
+        row.addWidget(self.remove_button)
+        self.setAccessibleName("Question scope")
+        self.hide()
+
+    def show_scope(self, paths: tuple[str, ...], label: str) -> None:
+        self.paths = paths
+        self.text = label if paths else ""
+        self.label.setText(f"Within: {label}")
+        self.setToolTip("Questions search only:\n" + "\n".join(paths))
+        self.setAccessibleDescription(f"Questions search only {label}")
+        self.setVisible(bool(paths))
 
 
 class ConversationPane(QWidget):
@@ -66,6 +113,7 @@ class ConversationPane(QWidget):
     citation_clicked = Signal(int, str)  # turn index, citation id
     source_clicked = Signal(int, str)  # turn index, source id
     suggestion_clicked = Signal(int, str)  # turn index, chunk id
+    scope_changed = Signal(tuple)  # the paths questions are asked within (empty: all)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -104,9 +152,17 @@ class ConversationPane(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.question, 1)
         row.addLayout(buttons)
+        self.scope_chip = ScopeChip(self)
+        self.scope_chip.removed.connect(self.clear_scope)
+        self.question.backspace_when_empty.connect(self.clear_scope)
+        chips = QHBoxLayout()
+        chips.setContentsMargins(0, 0, 0, 0)
+        chips.addWidget(self.scope_chip)
+        chips.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.browser, 1)
+        layout.addLayout(chips)
         layout.addLayout(row)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -121,8 +177,30 @@ class ConversationPane(QWidget):
         if text and self.ask_button.isEnabled():
             self.ask_requested.emit(text)
 
-    def start_turn(self, question: str) -> AnswerTurn:
-        turn = AnswerTurn(question=question)
+    # ------------------------------------------------------------------ scope
+
+    @property
+    def scope(self) -> tuple[str, ...]:
+        """The paths questions are asked within (empty: every document)."""
+        return self.scope_chip.paths
+
+    @property
+    def scope_label(self) -> str:
+        return self.scope_chip.text
+
+    def set_scope(self, paths: tuple[str, ...], label: str) -> None:
+        self.scope_chip.show_scope(paths, label)
+        self.scope_changed.emit(paths)
+
+    def clear_scope(self) -> None:
+        if self.scope_chip.paths:
+            self.scope_chip.show_scope((), "")
+            self.scope_changed.emit(())
+
+    # ------------------------------------------------------------------ turns (continued)
+
+    def start_turn(self, question: str, scope: tuple[str, ...] = (), scope_label: str = "") -> AnswerTurn:
+        turn = AnswerTurn(question=question, scope=scope, scope_label=scope_label)
         self.turns.append(turn)
         self.question.clear()
         self.set_busy(True)

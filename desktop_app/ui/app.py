@@ -1,4 +1,5 @@
-"""Start the window: ``folio [PATH] [--ask Q] [--open-citation N] [--screenshot F] [--quit-after]``.
+"""Start the window: ``folio [PATH] [--in FILE] [--ask Q] [--open-citation N] [--screenshot F]
+[--quit-after]``.
 
 Creates the QApplication and the qasync loop, builds the real facade, and either opens
 PATH for the user or runs the automation flow (see ``automation.py``). Works under Xvfb
@@ -29,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("path", nargs="?", help="a folder of PDFs to open (indexed if needed)")
     parser.add_argument("--ask", metavar="QUESTION", help="ask this question once the folder is indexed")
+    parser.add_argument("--in", dest="within", action="append", default=[], metavar="PATH",
+                        help="ask within this PDF or folder (repeatable); the question box shows it")
     parser.add_argument(
         "--open-citation", metavar="N", type=int,
         help="open citation N of the answer (1 = first cited; falls back to source N)",
@@ -147,10 +150,11 @@ async def _run(args: argparse.Namespace, holder: list[object]) -> int:
     code = 0
     try:
         plan = AutomationPlan(
-            folder=args.path if (args.ask or args.open_citation or args.screenshot) else None,
+            folder=args.path if (args.ask or args.open_citation or args.screenshot or args.within) else None,
             question=args.ask,
             citation=args.open_citation,
             screenshot=args.screenshot,
+            within=tuple(args.within),
         )
         if not plan.empty:
             code = await run_plan(window, plan)

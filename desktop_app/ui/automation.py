@@ -1,6 +1,7 @@
-"""The scripted flow behind ``folio PATH --ask Q --open-citation N --screenshot F``.
+"""The scripted flow behind ``folio PATH [--in FILE] --ask Q --open-citation N --screenshot F``.
 
-Open the folder and wait for the index summary, ask and wait for the answer, open
+Open the folder and wait for the index summary, scope the question box to ``--in`` (its
+chip shows), ask and wait for the answer, open
 citation N and wait until its page is rendered and highlighted, then save a grab of the
 whole window. Each step that fails raises :class:`AutomationError` with a reason the
 command prints to stderr.
@@ -32,6 +33,7 @@ class AutomationPlan:
     question: str | None = None
     citation: int | None = None
     screenshot: str | None = None
+    within: tuple[str, ...] = ()  # ask within these files or folders
     index_timeout_s: float = 3600.0
     answer_timeout_s: float = 1800.0
     render_timeout_s: float = 30.0
@@ -67,6 +69,12 @@ async def run_plan(window: MainWindow, plan: AutomationPlan, err: TextIO | None 
 async def _run(window: MainWindow, plan: AutomationPlan) -> None:
     if plan.folder:
         await _index(window, plan)
+    if plan.within:
+        paths = tuple(str(Path(p).expanduser().resolve()) for p in plan.within)
+        if len(paths) == 1:
+            window.ask_within(paths[0])
+        else:
+            window.conversation.set_scope(paths, ", ".join(Path(p).name for p in paths))
     if plan.question:
         await _ask(window, plan)
     if plan.citation is not None:

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import ClaimVerdict, SourcePayload, SourceState, Verdict
 from desktop_app.services.api import KnowledgeBaseAPI
+from desktop_app.ui.answer_html import scope_label
 from desktop_app.ui.answer_model import AnswerTurn, Marker, TurnState
 from desktop_app.ui.async_qt import TaskSet
 
@@ -66,6 +67,7 @@ def turn_from_record(record: dict[str, Any]) -> AnswerTurn:
         cited={cid: by_id[cid] for cid in citations if cid in by_id},
         hallucinated=hallucinated,
         saved_at=record.get("created_at", ""),
+        scope=tuple(record.get("scope") or ()),
     )
     for cid, spans in citations.items():
         for start, end in spans:
@@ -162,10 +164,13 @@ class HistoryPanel(QWidget):
         for row in rows:
             status = STATUS_WORDS.get(row.get("status", ""), "")
             when = str(row.get("created_at", ""))[:16]
-            label = f"{row['question']}\n{when}" + (f" · {status}" if status else "")
+            scope = tuple(row.get("scope") or ())
+            within = f" · within {scope_label(scope)}" if scope else ""
+            label = f"{row['question']}\n{when}" + (f" · {status}" if status else "") + within
             item = QListWidgetItem(label)
             item.setData(ID_ROLE, row["answer_id"])
-            item.setToolTip(f"{row['question']}\n{when} · {row.get('model_id') or 'no model call'}")
+            item.setToolTip(f"{row['question']}\n{when} · {row.get('model_id') or 'no model call'}"
+                            + ("\nAsked within:\n" + "\n".join(scope) if scope else ""))
             self.list.addItem(item)
             if row["answer_id"] == selected:
                 self.list.setCurrentItem(item)

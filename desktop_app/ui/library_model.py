@@ -1,15 +1,20 @@
-"""The library pane's model: the open folder's documents, their pages and status in words,
-fed from ``documents()`` and from the index events as they arrive."""
+"""The library pane's model: a tree of the opened folders (each a top node), their
+subfolders and documents, fed from ``documents()`` and from the index events as they arrive.
+
+A document shows its title, and under it its file name, pages and status in words; the
+tooltip has the full title and path. The pane (library_pane.py) filters and sorts it
+through a proxy, by the roles below.
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QApplication, QStyle
 
 from desktop_app.core.types import (
     DocStatus,
@@ -47,7 +52,21 @@ _EXPLAIN = {
     DocStatus.REMOVED: "The file is gone from the folder.",
 }
 
-COLUMNS = ("Title", "Pages", "Status")
+PATH_ROLE = Qt.ItemDataRole.UserRole  # the document's or folder's path
+DETAIL_ROLE = Qt.ItemDataRole.UserRole + 1  # the second line: "file.pdf · 12 pages · indexed"
+FOLDER_ROLE = Qt.ItemDataRole.UserRole + 2  # True for a folder
+FAILED_ROLE = Qt.ItemDataRole.UserRole + 3  # True when the document could not be indexed
+FILTER_ROLE = Qt.ItemDataRole.UserRole + 4  # what the filter box matches: title and file name
+NAME_KEY_ROLE = Qt.ItemDataRole.UserRole + 5
+DATE_KEY_ROLE = Qt.ItemDataRole.UserRole + 6  # the file's modification time
+STATUS_KEY_ROLE = Qt.ItemDataRole.UserRole + 7  # problems first, then work under way, then done
+STATUS_WORDS_ROLE = Qt.ItemDataRole.UserRole + 8
+
+_STATUS_ORDER = {
+    DocStatus.NEEDS_PASSWORD: 0, DocStatus.UNREADABLE: 0, DocStatus.GARBLED_TEXT: 0,
+    DocStatus.NO_TEXT_LAYER: 0, DocStatus.TIMED_OUT: 0, DocStatus.INDEXED_PARTIALLY: 1,
+    DocStatus.REMOVED: 3, DocStatus.INDEXED: 4,
+}
 
 
 def status_words(status: DocStatus | None, unchanged: bool = False) -> str:
@@ -67,59 +86,141 @@ class LibraryRow:
     words: str = WAITING
     error: str = ""
     bad_pages: tuple[int, ...] = ()
+    mtime: float = 0.0  # the file's modification time when the library last saw it
 
     @property
     def failed(self) -> bool:
         return self.status is not None and not self.status.searchable
 
+    @property
+    def name(self) -> str:
+        return Path(self.path).name
 
-class LibraryModel(QAbstractTableModel):
+    def detail(self) -> str:
+        """The second line: file name, pages and status."""
+        parts = [self.name]
+        if self.pages:
+            parts.append(f"{self.pages} page{'s' if self.pages != 1 else ''}")
+        parts.append(self.words)
+        return " · ".join(parts)
+
+
+class _Node:
+    """A folder (``row`` None) or a document in the tree."""
+
+    __slots__ = ("path", "parent", "children", "row", "position", "documents")
+
+    def __init__(self, path: str, parent: _Node | None, position: int, row: LibraryRow | None = None) -> None:
+        self.path = path
+        self.parent = parent
+        self.children: list[_Node] = []
+        self.row = row
+        self.position = position  # among the parent's children
+        self.documents = 0  # documents below a folder
+
+    @property
+    def folder(self) -> bool:
+        return self.row is None
+
+
+class LibraryModel(QAbstractItemModel):
+    """Opened folders as top nodes, subfolders and documents below them (one column)."""
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._rows: list[LibraryRow] = []
-        self._index: dict[str, int] = {}
+        self._root = _Node("", None, 0)
+        self._nodes: dict[str, _Node] = {}  # path key -> node (folders and documents)
         self._finished: set[str] = set()
 
     # ------------------------------------------------------------------ Qt model
 
+    def _node(self, index: QModelIndex | QPersistentModelIndex) -> _Node:
+        if not index.isValid():
+            return self._root
+        node = index.internalPointer()
+        assert isinstance(node, _Node)
+        return node
+
+    def index(self, row: int, column: int = 0,
+              parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # noqa: B008
+        node = self._node(parent)
+        if column != 0 or not 0 <= row < len(node.children):
+            return QModelIndex()
+        return self.createIndex(row, 0, node.children[row])
+
+    def parent(self, index: QModelIndex | QPersistentModelIndex = QModelIndex()) -> QModelIndex:  # type: ignore[override]  # noqa: B008
+        if not index.isValid():
+            return QModelIndex()
+        up = self._node(index).parent
+        if up is None or up is self._root:
+            return QModelIndex()
+        return self.createIndex(up.position, 0, up)
+
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self._rows)
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self._node(parent).children)
 
     def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802, ANN201
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+        return 1
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: ANN201
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        if not index.isValid():
             return None
-        row = self._rows[index.row()]
-        column = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            if column == 0:
-                return row.title
-            if column == 1:
-                return str(row.pages) if row.pages else ""
-            return row.words
+        node = self._node(index)
+        if node.row is None:
+            return self._folder_data(node, role)
+        row = node.row
+        if role in (Qt.ItemDataRole.DisplayRole, NAME_KEY_ROLE):
+            return row.title if role == Qt.ItemDataRole.DisplayRole else row.title.casefold()
+        if role in (DETAIL_ROLE, Qt.ItemDataRole.AccessibleDescriptionRole):
+            return row.detail()
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(row)
-        if role == Qt.ItemDataRole.ForegroundRole and column == 2:
-            if row.failed:
-                return QColor("#c62828")
-            if row.words in (INDEXING, WAITING, STOPPED):
-                return QApplication.palette().color(QPalette.ColorRole.PlaceholderText)
-        if role == Qt.ItemDataRole.TextAlignmentRole and column == 1:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.UserRole:
+        if role == PATH_ROLE:
             return row.path
+        if role == FOLDER_ROLE:
+            return False
+        if role == FAILED_ROLE:
+            return row.failed
+        if role == STATUS_WORDS_ROLE:
+            return row.words
+        if role == FILTER_ROLE:
+            return f"{row.title} {row.name}".casefold()
+        if role == DATE_KEY_ROLE:
+            return row.mtime
+        if role == STATUS_KEY_ROLE:
+            if row.words in (INDEXING, WAITING, STOPPED, "not indexed"):
+                return 2
+            return _STATUS_ORDER.get(row.status, 4) if row.status is not None else 2
+        return None
+
+    def _folder_data(self, node: _Node, role: int):  # noqa: ANN202
+        name = Path(node.path).name or node.path
+        if role in (Qt.ItemDataRole.DisplayRole, NAME_KEY_ROLE):
+            return name if role == Qt.ItemDataRole.DisplayRole else name.casefold()
+        count = f"{node.documents} document{'s' if node.documents != 1 else ''}"
+        if role in (DETAIL_ROLE, Qt.ItemDataRole.AccessibleDescriptionRole):
+            return count
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{node.path}\n{count}"
+        if role == PATH_ROLE:
+            return node.path
+        if role == Qt.ItemDataRole.DecorationRole:
+            return QApplication.style().standardIcon(QStyle.StandardPixmap.SP_DirIcon)
+        if role == FOLDER_ROLE:
+            return True
+        if role == FAILED_ROLE:
+            return False
+        if role == FILTER_ROLE:
+            return ""
+        if role in (DATE_KEY_ROLE, STATUS_KEY_ROLE):
+            return 0
         return None
 
     @staticmethod
     def _tooltip(row: LibraryRow) -> str:
-        lines = [row.path, f"Status: {row.words}"]
+        lines = [row.title, row.path, f"Status: {row.words}"]
         if row.status in _EXPLAIN:
             lines.append(_EXPLAIN[row.status])  # type: ignore[index]
         if row.error:
@@ -129,22 +230,71 @@ class LibraryModel(QAbstractTableModel):
             lines.append(f"Unreadable pages: {shown}{'…' if len(row.bad_pages) > 20 else ''}")
         return "\n".join(lines)
 
-    # ------------------------------------------------------------------ updates
+    # ------------------------------------------------------------------ reading
 
     def rows(self) -> list[LibraryRow]:
-        return list(self._rows)
+        """Every document, folder by folder in the order they were added."""
+        out: list[LibraryRow] = []
+        stack = list(reversed(self._root.children))
+        while stack:
+            node = stack.pop()
+            if node.row is not None:
+                out.append(node.row)
+            stack.extend(reversed(node.children))
+        return out
 
     def row(self, path: str) -> LibraryRow | None:
-        position = self._index.get(_key(path))
-        return None if position is None else self._rows[position]
+        node = self._nodes.get(_key(path))
+        return None if node is None else node.row
 
-    def row_at(self, position: int) -> LibraryRow | None:
-        return self._rows[position] if 0 <= position < len(self._rows) else None
+    def folders(self) -> list[str]:
+        """The top folders, in the order they were opened."""
+        return [node.path for node in self._root.children]
+
+    def index_of(self, path: str) -> QModelIndex:
+        """The model index of a document or folder (invalid when not listed)."""
+        node = self._nodes.get(_key(path))
+        return QModelIndex() if node is None else self.createIndex(node.position, 0, node)
+
+    def path_at(self, index: QModelIndex | QPersistentModelIndex) -> str:
+        return self._node(index).path if index.isValid() else ""
+
+    def row_at_index(self, index: QModelIndex | QPersistentModelIndex) -> LibraryRow | None:
+        return self._node(index).row if index.isValid() else None
+
+    # ------------------------------------------------------------------ updates
 
     def clear(self) -> None:
         self.beginResetModel()
-        self._rows, self._index = [], {}
+        self._root = _Node("", None, 0)
+        self._nodes = {}
         self.endResetModel()
+
+    def add_folder(self, folder: str) -> None:
+        """List ``folder`` as a top node (its documents come with ``set_documents``)."""
+        key = _key(folder)
+        if key in self._nodes and self._nodes[key].parent is self._root:
+            return
+        if key in self._nodes:  # a subfolder of an opened folder stays where it is
+            return
+        self._insert(self._root, _Node(key, self._root, len(self._root.children)))
+
+    def remove_folder(self, folder: str) -> bool:
+        """Stop listing a top folder and what is under it."""
+        node = self._nodes.get(_key(folder))
+        if node is None or node.parent is not self._root:
+            return False
+        self.beginRemoveRows(QModelIndex(), node.position, node.position)
+        del self._root.children[node.position]
+        for position, sibling in enumerate(self._root.children):
+            sibling.position = position
+        stack = [node]
+        while stack:
+            gone = stack.pop()
+            self._nodes.pop(_key(gone.path), None)
+            stack.extend(gone.children)
+        self.endRemoveRows()
+        return True
 
     def set_documents(self, documents: list[DocumentInfo]) -> None:
         """Merge the facade's view of the library (titles, pages, final status)."""
@@ -158,6 +308,7 @@ class LibraryModel(QAbstractTableModel):
                     words=status_words(info.status),
                     error=info.error,
                     bad_pages=tuple(info.bad_pages),
+                    mtime=info.mtime,
                 )
             )
 
@@ -173,8 +324,8 @@ class LibraryModel(QAbstractTableModel):
     def apply(self, event: IndexEvent) -> None:
         if isinstance(event, IndexProgress):
             key = _key(event.current_file) if event.current_file else ""
-            for row in list(self._rows):
-                if row.words == INDEXING and _key(row.path) != key:
+            for row in self._indexing():
+                if _key(row.path) != key:
                     self._upsert(row, words=self._settled_words(row, cancelled=False))
             if key and key not in self._finished:
                 self._upsert(self._base(event.current_file, self.row(event.current_file)), words=INDEXING)
@@ -190,13 +341,15 @@ class LibraryModel(QAbstractTableModel):
                 bad_pages=tuple(event.bad_pages),
             )
         elif isinstance(event, IndexSummary):
-            for row in list(self._rows):
-                if row.words == INDEXING:
-                    self._upsert(row, words=self._settled_words(row, event.cancelled))
+            for row in self._indexing():
+                self._upsert(row, words=self._settled_words(row, event.cancelled))
             for path in event.removed:
                 current = self.row(path)
                 if current is not None:
                     self._upsert(current, status=DocStatus.REMOVED, words=status_words(DocStatus.REMOVED))
+
+    def _indexing(self) -> list[LibraryRow]:
+        return [node.row for node in self._nodes.values() if node.row is not None and node.row.words == INDEXING]
 
     @staticmethod
     def _settled_words(row: LibraryRow, cancelled: bool) -> str:
@@ -211,18 +364,48 @@ class LibraryModel(QAbstractTableModel):
     def _upsert(self, row: LibraryRow, **changes: object) -> None:
         row = replace(row, **changes) if changes else row  # type: ignore[arg-type]
         key = _key(row.path)
-        position = self._index.get(key)
-        if position is None:
-            position = len(self._rows)
-            self.beginInsertRows(QModelIndex(), position, position)
-            self._rows.append(row)
-            self._index[key] = position
-            self.endInsertRows()
+        node = self._nodes.get(key)
+        if node is None:
+            parent = self._folder_for(key)
+            self._insert(parent, _Node(key, parent, len(parent.children), row))
             return
-        if self._rows[position] == row:
+        if node.row == row:
             return
-        self._rows[position] = row
-        self.dataChanged.emit(self.index(position, 0), self.index(position, len(COLUMNS) - 1))
+        node.row = row
+        index = self.createIndex(node.position, 0, node)
+        self.dataChanged.emit(index, index)
+
+    def _insert(self, parent: _Node, node: _Node) -> None:
+        parent_index = QModelIndex() if parent is self._root else self.createIndex(parent.position, 0, parent)
+        self.beginInsertRows(parent_index, node.position, node.position)
+        parent.children.append(node)
+        self._nodes[_key(node.path)] = node
+        self.endInsertRows()
+        if node.row is not None:
+            up: _Node | None = parent
+            while up is not None and up is not self._root:
+                up.documents += 1
+                changed = self.createIndex(up.position, 0, up)
+                self.dataChanged.emit(changed, changed)
+                up = up.parent
+
+    def _folder_for(self, key: str) -> _Node:
+        """The folder node a document at ``key`` goes under, made as needed: below the
+        opened folder that holds it, else a top node for its own folder."""
+        holders = [n for n in self._root.children if key.startswith(n.path.rstrip(os.sep) + os.sep)]
+        if not holders:
+            folder = str(Path(key).parent)
+            self.add_folder(folder)
+            return self._nodes[_key(folder)]
+        node = max(holders, key=lambda n: len(n.path))
+        for part in Path(key).parent.relative_to(node.path).parts:
+            path = _key(str(Path(node.path) / part))
+            child = self._nodes.get(path)
+            if child is None:
+                child = _Node(path, node, len(node.children))
+                self._insert(node, child)
+            node = child
+        return node
 
 
 def _key(path: str) -> str:

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QModelIndex, QSettings, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QSettings, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -46,6 +46,7 @@ from desktop_app.ui.export import turn_to_markdown
 from desktop_app.ui.first_run import FirstRunPanel
 from desktop_app.ui.history_panel import HistoryPanel
 from desktop_app.ui.library_model import LibraryModel
+from desktop_app.ui.library_pane import LibraryPane
 from desktop_app.ui.model_setup import ModelSetup
 from desktop_app.ui.pdf_view import PageViewer
 from desktop_app.ui.progress import IndexProgressWidget, summary_text
@@ -53,7 +54,7 @@ from desktop_app.ui.settings_dialog import SettingsDialog
 from desktop_app.ui.theme import icon
 from desktop_app.ui.watcher import FolderWatcher
 from desktop_app.ui.window_actions import build_actions, set_focus_order
-from desktop_app.ui.window_parts import FolderDropMixin, make_library_view
+from desktop_app.ui.window_parts import FolderDropMixin
 
 logger = logging.getLogger(__name__)
 
@@ -85,7 +86,11 @@ class MainWindow(FolderDropMixin, QMainWindow):
         self.setWindowIcon(icon("folio"))
         self.setAcceptDrops(True)
         self.library = LibraryModel(self)
-        self.library_view = make_library_view(self, self.library, self._on_library_activated)
+        self.library_pane = LibraryPane(self.library, self)
+        self.library_view = self.library_pane.view
+        self.library_pane.document_activated.connect(self._on_library_activated)
+        self.library_pane.ask_within.connect(self.ask_within)
+        self.library_pane.hide_folder.connect(self.hide_folder)
         self.conversation = ConversationPane(self)
         self.viewer = PageViewer(self)
         self.first_run = FirstRunPanel(self)
@@ -98,7 +103,7 @@ class MainWindow(FolderDropMixin, QMainWindow):
         column.addWidget(self.first_run)
         column.addWidget(self.conversation, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        for pane in (self.library_view, middle, self.viewer):
+        for pane in (self.library_pane, middle, self.viewer):
             self.splitter.addWidget(pane)
         self.splitter.setChildrenCollapsible(False)
         self.splitter.setStretchFactor(0, 2)
@@ -151,7 +156,13 @@ class MainWindow(FolderDropMixin, QMainWindow):
         splitter = settings.value("splitter") if self.remember_layout else None
         if not (isinstance(splitter, QByteArray) and self.splitter.restoreState(splitter)):
             width = self.width()
-            self.splitter.setSizes([int(width * 0.2), int(width * 0.4), int(width * 0.4)])
+            self.splitter.setSizes([int(width * 0.24), int(width * 0.38), int(width * 0.38)])
+        if self.remember_layout:
+            self.library_pane.set_sort(str(settings.value("library/sort", "Name")))
+            folders = settings.value("library/folders", [])
+            folders = [folders] if isinstance(folders, str) else list(folders or [])
+            if folders:
+                self.tasks.spawn(self._list_folders([str(f) for f in folders]), "remembered folders")
 
     def save_layout(self) -> None:
         if not self.remember_layout:
@@ -159,6 +170,8 @@ class MainWindow(FolderDropMixin, QMainWindow):
         settings = window_settings()
         settings.setValue("geometry", self.saveGeometry())
         settings.setValue("splitter", self.splitter.saveState())
+        settings.setValue("library/sort", self.library_pane.sort_name())
+        settings.setValue("library/folders", self.library.folders())
         settings.sync()
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
@@ -185,8 +198,7 @@ class MainWindow(FolderDropMixin, QMainWindow):
         previous = self.index_task if self.index_task is not None and not self.index_task.done() else None
         if previous is not None:
             self.kb.cancel()
-        if folder != self.folder:
-            self.library.clear()
+        self.library.add_folder(folder)  # each opened folder is a top node of the library
         self.folder = folder
         self.watcher.watch(folder)
         self.setWindowTitle(f"{Path(folder).name} — Folio")
@@ -237,14 +249,36 @@ class MainWindow(FolderDropMixin, QMainWindow):
             self.show_status(summary_text(summary))
         return summary
 
-    def _on_library_activated(self, index: QModelIndex) -> None:
-        row = self.library.row_at(index.row())
+    def _on_library_activated(self, path: str) -> None:
+        row = self.library.row(path)
         if row is None:
             return
         if row.status is DocStatus.NEEDS_PASSWORD:
             self.ask_password(row.path)
         else:
             self.viewer.open_document(row.path)
+
+    async def _list_folders(self, folders: list[str]) -> None:
+        """List the folders opened in earlier sessions (what the library holds of them)."""
+        for folder in folders:
+            self.library.add_folder(folder)
+            try:
+                self.library.set_documents(await self.kb.documents(folder))
+            except KnownError as error:
+                logger.info("cannot list %s: %s", folder, error)
+
+    def hide_folder(self, folder: str) -> None:
+        """Stop listing an opened folder (the library keeps its documents)."""
+        if self.library.remove_folder(folder):
+            self.show_status(f"{Path(folder).name} is no longer listed; open it again to list it.")
+
+    def ask_within(self, path: str) -> None:
+        """Library ▸ Ask about this document/folder: the next questions search only it."""
+        row = self.library.row(path)
+        label = row.title if row is not None else f"{Path(path).name} (folder)"
+        self.conversation.set_scope((path,), label)
+        self.conversation.question.setFocus()
+        self.show_status(f"Questions now search only {label}. Remove the chip above the question box to search everything.")
 
     def ask_password(self, path: str) -> QInputDialog:
         return dialogs.ask_password(self, path, lambda password: self._password_given(path, password))
@@ -272,15 +306,16 @@ class MainWindow(FolderDropMixin, QMainWindow):
         if self.ask_task is not None and not self.ask_task.done():
             self.show_status("An answer is still running: stop it first (Esc).")
             return None
-        turn = self.conversation.start_turn(question)
-        self.ask_task = asyncio.ensure_future(self._ask(question, turn))
+        scope = self.conversation.scope
+        turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
+        self.ask_task = asyncio.ensure_future(self._ask(question, turn, scope))
         self.ask_task.add_done_callback(lambda _task: self.update_actions())
         self.update_actions()
         return self.ask_task
 
-    async def _ask(self, question: str, turn: AnswerTurn) -> AnswerTurn:
+    async def _ask(self, question: str, turn: AnswerTurn, scope: tuple[str, ...] = ()) -> AnswerTurn:
         try:
-            async for event in self.kb.ask(question):
+            async for event in self.kb.ask(question, scope=scope):
                 self.conversation.apply(event)
         except KnownError as error:
             self.conversation.apply(AnswerFailed(str(error), known=True))
@@ -302,10 +337,15 @@ class MainWindow(FolderDropMixin, QMainWindow):
             self.history.refresh()
 
     def _on_reopened(self, turn: AnswerTurn) -> None:
+        if turn.scope and not turn.scope_label:
+            rows = [self.library.row(path) for path in turn.scope]
+            if len(rows) == 1 and rows[0] is not None:
+                turn.scope_label = rows[0].title
         self.conversation.add_turn(turn)
         stale = turn.stale_citations()
         note = f"; {len(stale)} cited source(s) changed or removed since" if stale else ""
-        self.show_status(f"Reopened the answer to “{turn.question}”{note}.")
+        within = f" (asked within {turn.scope_label or ', '.join(Path(p).name for p in turn.scope)})" if turn.scope else ""
+        self.show_status(f"Reopened the answer to “{turn.question}”{within}{note}.")
 
     def stop(self) -> None:
         """Ask the facade to stop; cancel the tasks if it has not within a grace period."""
@@ -381,6 +421,7 @@ class MainWindow(FolderDropMixin, QMainWindow):
         self.folder = str(folder.resolve())
         self.setWindowTitle(f"{folder.name} — Folio")
         self.library.clear()
+        self.library.add_folder(self.folder)
         self.library.list_files([str(f) for f in files])
         if files:
             self.show_document(str(files[0]))

@@ -26,6 +26,7 @@ class ActionHost(Protocol):
     setup: Any
     conversation: Any
     library_view: QWidget
+    library_pane: Any
     history_dock: Any
 
     def choose_folder(self) -> Any: ...
@@ -147,10 +148,11 @@ def build_actions(w: ActionHost) -> WindowActions:
 
 
 def set_focus_order(w: ActionHost) -> None:
-    """Tab goes library → question (and its buttons) → answers → page viewer."""
+    """Tab goes library (filter, sort, tree) → question (and its buttons) → answers → page
+    viewer."""
     viewer, conversation = w.viewer, w.conversation
     chain = [
-        w.library_view, conversation.question, conversation.ask_button, conversation.stop_button,
+        w.library_pane.filter_box, w.library_pane.sort_box, w.library_view, conversation.question, conversation.ask_button, conversation.stop_button,
         conversation.browser, viewer.prev_button, viewer.page_box, viewer.next_button,
         viewer.find_button, viewer.zoom_out_button, viewer.zoom_in_button,
         viewer.fit_width_button, viewer.fit_page_button, viewer.find_bar.edit,

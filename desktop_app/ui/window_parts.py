@@ -1,5 +1,5 @@
-"""Pieces of the main window that are only construction: the library table, actions,
-menus and the toolbar; and opening a folder dropped on the window."""
+"""Pieces of the main window that are only construction: actions, menus and the toolbar;
+and opening a folder dropped on the window. (The library pane is library_pane.py.)"""
 
 from __future__ import annotations
 
@@ -7,33 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMainWindow, QTableView, QWidget
+from PySide6.QtWidgets import QMainWindow, QWidget
 
 from desktop_app.ui.theme import icon
-
-
-def make_library_view(parent: QWidget, model: QAbstractItemModel, activated: Callable[[QModelIndex], None]) -> QTableView:
-    view = QTableView(parent)
-    view.setModel(model)
-    view.setAccessibleName("Library")
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.verticalHeader().hide()
-    view.setShowGrid(False)
-    view.setWordWrap(False)
-    header = view.horizontalHeader()
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    # Fixed widths: columns that resize to their contents lag behind rows added while
-    # indexing, and would jitter anyway. Longer status words elide (the tooltip has them).
-    metrics = view.fontMetrics()
-    for column, sample in ((1, "Pages"), (2, "needs password")):
-        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(column, metrics.horizontalAdvance(sample) + 16)
-    view.activated.connect(activated)  # a double-click, or Enter on the selected row
-    return view
 
 
 def make_action(

@@ -193,3 +193,29 @@ def test_a_file_that_timed_out_is_tried_again_on_the_next_run(tmp_path: Path) ->
     assert second.documents == 2 and not second.failed and second.unchanged == 0
     third = Indexer(store, FakeEmbedder(), workers=1).run(folder, lambda _e: None)
     assert isinstance(third, IndexSummary) and third.unchanged == 2
+
+
+def test_titles_and_sections_made_by_older_rules_are_rederived_without_parsing_or_embedding(tmp_path: Path) -> None:
+    """A library indexed before today's title and section rules: the next run fixes its
+    names from the first page and the stored text, and re-embeds nothing."""
+    folder = make_folder(tmp_path, files=2, pages=3)
+    store = Store(tmp_path / "lib.duckdb")
+    embedder = FakeEmbedder()
+    indexer = Indexer(store, embedder, workers=1)
+    indexer.run(folder, lambda event: None)
+    assert store.documents_before_rules(indexing.INGEST_RULES) == []
+    doc = store.documents()[0]
+    assert doc.title == "doc0"  # "Doc 0" reads like a tool's default ("Document1"): the file's name
+    right_sections = {key: store.passages([key])[key].section for key, *_ in store.chunk_spans(doc.doc_id)}
+    # As an older Folio left it: the metadata's file name as the title, a boundary as a section.
+    store.apply_rules(doc.doc_id, "doc0.txt", dict.fromkeys(right_sections, "--THIS_STRING_SEPARATES--"), 0)
+    assert store.documents_before_rules(indexing.INGEST_RULES) == [(doc.doc_id, doc.path)]
+    calls = embedder.calls
+    events: list[Any] = []
+    summary = indexer.run(folder, events.append)
+    assert summary.unchanged == 2 and embedder.calls == calls
+    assert all(e.unchanged for e in events if isinstance(e, FileIndexed))
+    assert store.documents_before_rules(indexing.INGEST_RULES) == []
+    assert store.documents()[0].title == "doc0"
+    assert {key: store.passages([key])[key].section for key in right_sections} == right_sections
+    store.close()

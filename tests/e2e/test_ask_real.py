@@ -118,3 +118,35 @@ def test_a_model_that_crashes_llama_cpp_gives_a_message_and_exit_code_2(
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "illegal CPU instruction" in done.stderr and "make llama-rebuild" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_ask_and_search_within_a_file_stay_in_it(library: tuple[Path, dict[str, str]]) -> None:
+    """`--in FILE`: the sources (and so every citation) come from that file only; asked
+    within a file that lacks the answer, the question has no basis although the other
+    document has it; the history records where it was asked."""
+    folder, env = library
+    pdfjs, anhui = folder / "en_wiki_pdfjs_article.pdf", folder / "zh_standard_anhui_landuse_p173.pdf"
+    question = "Who launched the PDF.js project, and in which year?"
+    events = ask(env, question, "--in", str(pdfjs))
+    finished = check_invariants(events)
+    started = events[0]
+    assert started["scope"] == [str(pdfjs)]
+    assert started["sources"] and {s["doc_path"] for s in started["sources"]} == {str(pdfjs)}
+    cited = {e["source"]["doc_path"] for e in events if e["event"] == "citation" and "source" in e}
+    assert cited <= {str(pdfjs)}
+    assert set(finished["citations"]) <= {s["id"] for s in started["sources"]} | set(finished["hallucinated"])
+
+    elsewhere = ask(env, question, "--in", str(anhui))
+    assert elsewhere[0]["scope"] == [str(anhui)] and elsewhere[0]["sources"] == []
+    no_basis = next(e for e in elsewhere if e["event"] == "no_basis")
+    assert no_basis["reason"].startswith("Asked within zh_standard_anhui_landuse_p173.pdf")
+
+    found = folio(["search", "PDF.js Mozilla", "--in", str(anhui), "--json"], env)
+    assert found.returncode == 0, found.stderr
+    assert {p["doc_path"] for p in json.loads(found.stdout)} <= {str(anhui)}
+    history = folio(["history", "--json"], env)
+    rows = json.loads(history.stdout)
+    assert rows[0]["scope"] == [str(anhui)] and rows[1]["scope"] == [str(pdfjs)]
+
+    missing = folio(["ask", question, "--in", str(folder / "nowhere.pdf"), "--model", "small"], env)
+    assert missing.returncode == 2 and "holds no document of the library" in missing.stderr

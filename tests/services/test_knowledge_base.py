@@ -246,3 +246,26 @@ def test_no_priming_for_short_ids_whose_head_changes_with_every_question(tmp_pat
     assert kb.prime_answer_model().result(timeout=30) == 0
     assert not hasattr(gen, "primed")
     close(kb)
+
+
+def test_search_and_ask_within_a_file_or_folder(folder: Path, tmp_path: Path) -> None:
+    """Relative or ~ paths are resolved; a path that holds no indexed document is a
+    KnownError for search and a failed answer for ask, named in words."""
+    from desktop_app.core.errors import KnownError
+    from desktop_app.core.types import AnswerFailed
+
+    kb = make_kb(tmp_path, FakeGenerator(["Replace it every 2000 hours [1]."]))
+    collect(kb.index(folder))
+    pump = folder / "pump.pdf"
+    found = asyncio.run(kb.search("how long to report damage", 3, scope=[pump]))
+    assert found and {Path(p.doc_path).name for p in found} == {"pump.pdf"}
+    assert {Path(p.doc_path).name for p in asyncio.run(kb.search("report damage", 3, scope=[folder]))} >= {"lease.pdf"}
+    events = collect(kb.ask("How long to report damage to the landlord?", scope=[str(pump)]))
+    started = next(e for e in events if isinstance(e, AnswerStarted))
+    assert started.scope == (str(pump),) and all(Path(s.doc_path).name == "pump.pdf" for s in started.sources)
+    assert asyncio.run(kb.history())[0]["scope"] == [str(pump)]
+    with pytest.raises(KnownError, match="holds no document of the library"):
+        asyncio.run(kb.search("damage", 3, scope=[tmp_path / "elsewhere"]))
+    failed = collect(kb.ask("damage?", scope=[tmp_path / "elsewhere"]))
+    assert isinstance(failed[0], AnswerFailed) and failed[0].known
+    close(kb)

@@ -9,7 +9,7 @@ import copy
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,10 +81,10 @@ class ScriptedAnswer:
     verdicts: list[ClaimVerdict] = field(default_factory=list)
     chunk: int = 4  # characters per token
 
-    def events(self, question: str) -> list[AnswerEvent]:
+    def events(self, question: str, scope: tuple[str, ...] = ()) -> list[AnswerEvent]:
         labels = {s.id: s for s in self.sources}
         events: list[AnswerEvent] = [
-            AnswerStarted(question=question, sources=tuple(self.sources), answer_id="a1")
+            AnswerStarted(question=question, sources=tuple(self.sources), answer_id="a1", scope=scope)
         ]
         markers = [(m.group(1), m.span()) for m in MARKER.finditer(self.text)]
         reported: set[str] = set()
@@ -145,6 +145,7 @@ class FakeKnowledgeBase:
         self.cancel_calls = 0
         self.index_calls: list[tuple[str, dict[str, str] | None]] = []
         self.questions: list[str] = []
+        self.scopes: list[tuple[str, ...]] = []  # the scope each question was asked within
         self.documents_by_path: dict[str, DocumentInfo] = {}
         self.state_overrides: dict[str, SourceState] = {}
         self.pause_at: int | None = None  # hold the answer stream after this many events
@@ -164,7 +165,7 @@ class FakeKnowledgeBase:
     ) -> AsyncIterator[IndexEvent]:
         self._cancelled = False
         self.index_calls.append((str(folder), passwords))
-        files = sorted(Path(folder).glob("*.pdf"))
+        files = sorted(Path(folder).rglob("*.pdf"))
         started = time.monotonic()
         pages_done = 0
         failed: list[FileIndexed] = []
@@ -224,16 +225,20 @@ class FakeKnowledgeBase:
     # ------------------------------------------------------------------ answering
 
     async def ask(
-        self, question: str, *, style: str | None = None, max_tokens: int | None = None
+        self, question: str, *, style: str | None = None, max_tokens: int | None = None,
+        scope: Sequence[str | Path] = (),
     ) -> AsyncIterator[AnswerEvent]:
         self._cancelled = False
         self.questions.append(question)
+        within = tuple(str(p) for p in scope)
+        self.scopes.append(within)
         script = (
             self.answers.pop(0)
             if self.answers
             else ScriptedAnswer("The documents say nothing about it.", [])
         )
-        for count, event in enumerate(script.events(question)):
+        events = script.events(question, within) if within else script.events(question)
+        for count, event in enumerate(events):
             if self.pause_at is not None and count == self.pause_at:
                 self.paused.set()
                 await self.resume.wait()
@@ -244,7 +249,7 @@ class FakeKnowledgeBase:
                 await asyncio.sleep(self.token_delay)
             yield event
 
-    async def search(self, query: str, k: int = 10) -> list[Passage]:
+    async def search(self, query: str, k: int = 10, scope: Sequence[str | Path] = ()) -> list[Passage]:
         return []
 
     def cancel(self) -> None:
@@ -271,7 +276,7 @@ class FakeKnowledgeBase:
     async def history(self) -> list[dict[str, Any]]:
         await asyncio.sleep(0)
         rows = [
-            {key: r[key] for key in ("answer_id", "question", "status", "created_at", "model_id")}
+            {key: r.get(key, []) for key in ("answer_id", "question", "status", "created_at", "model_id", "scope")}
             for r in self.saved.values()
         ]
         return sorted(rows, key=lambda r: r["created_at"], reverse=True)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from desktop_app.core.answer import prompts
@@ -76,20 +77,26 @@ def answer(
     emit: Callable[[AnswerEvent], None],
     should_cancel: Callable[[], bool],
     verifier_factory: Callable[[SourceMap], Verifier] | None = None,
+    scope: Sequence[str] = (),
 ) -> str:
-    """Stream one answer's events into ``emit``; returns the answer id."""
+    """Stream one answer's events into ``emit``; returns the answer id. With ``scope`` (file
+    and folder paths) the question is asked within those documents only: retrieval, the
+    evidence gate and the sources are limited to them, and the history records it."""
     answer_id = uuid.uuid4().hex
+    scope = tuple(scope)
     style = settings.citation_style
     question = question.strip()
     if not question:
         emit(AnswerFailed(error="The question is empty.", known=True))
         return answer_id
-    retrieval = retriever.search(question, settings.sources_per_answer)
+    retrieval = retriever.search(question, settings.sources_per_answer, scope=scope)
     language = prompts.language_for(question, settings.prompt_language)
     weak = evidence_is_weak(retrieval)
     also_searched = retrieval.expansion  # what the glossary added (retrieve.py)
     if weak is not None:
-        _no_basis(question, weak, language, answer_id, style, store, emit, also_searched)
+        if scope:
+            weak = f"Asked within {scope_words(scope)}: {weak[0].lower()}{weak[1:]}"
+        _no_basis(question, weak, language, answer_id, style, store, emit, also_searched, scope)
         return answer_id
     try:
         generator = generator_factory()
@@ -119,7 +126,7 @@ def answer(
         return answer_id
     payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)
     emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
-                       also_searched=also_searched))
+                       also_searched=also_searched, scope=scope))
     resolver = CitationResolver(source_map)
     verifier = (verifier_factory or default_verifier)(source_map)
     claims: list[ClaimVerdict] = []
@@ -134,7 +141,7 @@ def answer(
     except Cancelled:
         emit(AnswerCancelled())
         _save(store, answer_id, question, resolver.tracker.text, style, generator.model_id,
-              "cancelled", payloads, {}, (), claims)
+              "cancelled", payloads, {}, (), claims, scope=scope)
         return answer_id
     except KnownError as exc:  # the model's process died or llama.cpp failed mid-answer
         logger.warning("answer %s ended early: %s", answer_id, exc)
@@ -142,7 +149,7 @@ def answer(
         # What was written stays, with its citations: the reader can still check it.
         partial = resolver.finished(answer_id=answer_id)
         _save(store, answer_id, question, partial.text, style, generator.model_id, "failed",
-              payloads, partial.citations, partial.hallucinated, claims, reason=str(exc))
+              payloads, partial.citations, partial.hallucinated, claims, reason=str(exc), scope=scope)
         return answer_id
     except Exception as exc:  # a bug inside the stream
         logger.exception("generation failed")
@@ -160,8 +167,16 @@ def answer(
     logger.info("answer %s in %.1f s, %d citations", answer_id, time.perf_counter() - started,
                 sum(len(v) for v in finished.citations.values()))
     _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
-          payloads, finished.citations, finished.hallucinated, claims)
+          payloads, finished.citations, finished.hallucinated, claims, scope=scope)
     return answer_id
+
+
+def scope_words(scope: Sequence[str]) -> str:
+    """"manual.pdf", "manual.pdf and lease.pdf", "the folder contracts", "3 places"."""
+    names = [f"the folder {Path(p).name}" if not Path(p).suffix else Path(p).name for p in scope]
+    if len(names) <= 2:
+        return " and ".join(names)
+    return f"{names[0]}, {names[1]} and {len(names) - 2} more"
 
 
 def default_verifier(source_map: SourceMap) -> Verifier:
@@ -205,19 +220,22 @@ def _says_no_answer(text: str, language: str) -> bool:
 
 
 def _no_basis(question: str, reason: str, language: str, answer_id: str, style: str, store: Store | None,
-              emit: Callable[[AnswerEvent], None], also_searched: str = "") -> None:
+              emit: Callable[[AnswerEvent], None], also_searched: str = "",
+              scope: tuple[str, ...] = ()) -> None:
     text = prompts.NO_BASIS_MESSAGE[language]
     emit(AnswerStarted(question=question, sources=(), answer_id=answer_id, style=str(style),
-                       also_searched=also_searched))
+                       also_searched=also_searched, scope=scope))
     emit(NoBasis(reason=reason))
     emit(TokenDelta(text))
     emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
-    _save(store, answer_id, question, text, style, "", "no_basis", (), {}, (), [], reason=reason)
+    _save(store, answer_id, question, text, style, "", "no_basis", (), {}, (), [], reason=reason,
+          scope=scope)
 
 
 def _save(store: Store | None, answer_id: str, question: str, text: str, style: str, model_id: str,
           status: str, payloads: tuple[Any, ...], citations: dict[str, list[tuple[int, int]]],
-          hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "") -> None:
+          hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "",
+          scope: tuple[str, ...] = ()) -> None:
     if store is None:
         return
     payload = {
@@ -228,6 +246,6 @@ def _save(store: Store | None, answer_id: str, question: str, text: str, style: 
         "reason": reason,
     }
     try:
-        store.save_answer(answer_id, question, text, str(style), model_id, status, payload)
+        store.save_answer(answer_id, question, text, str(style), model_id, status, payload, scope)
     except Exception:  # the answer was shown; failing to archive it must not hide it
         logger.exception("could not save answer %s", answer_id)

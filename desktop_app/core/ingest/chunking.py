@@ -7,8 +7,14 @@
   ``Section 4.2``, ``§ 12``, ``Article 5``, ``Chapter 3``, ``Note 5 - Acquisitions``,
   ``Consolidated Statements of Cash Flows``, ``# Title``, ALL-CAPS lines (not ``(MILLIONS)``,
   nor a table's ``52 Weeks Ended``). Lines that repeat at the top or bottom of three or
-  more pages (running heads) are not headings, never form a chunk alone and do not count
+  more pages, or with three different page numbers anywhere on the page (``INTRODUCTION 7``,
+  ``318 NOTES``), are running heads: not headings, never a chunk alone, and not counted
   toward a chunk's size when a heading decides where a new chunk starts.
+* Never a heading (nor a section name): a MIME boundary (``--THIS_STRING_SEPARATES--``), a
+  row of punctuation, a running head, and in a document set as plain text (an RFC: most
+  lines indented by spaces) any indented line (its examples, grammar, reference lists).
+  A section name is a heading's label plus its title, never a sentence that goes on
+  (``Section 404 of the DMCA amends…`` is named ``Section 404``).
 * ``chunk.section`` is the heading path in effect where the chunk's text starts
   (``"Chapter 3 Results > 3.2 Accuracy"``), carried over from earlier pages; when a
   heading follows only running heads or a few words, the path after that heading.
@@ -28,11 +34,12 @@ tokenizer's count for exact sizes.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from desktop_app.core.ids import chunk_id
@@ -112,7 +119,11 @@ _STATEMENT = re.compile(
 )
 _PARAGRAPH = re.compile(r"(§+\s*\d+[a-z]?(?:\.\d+)*)\s*(.*)")
 _NUMBERED = re.compile(r"(\d{1,3}(?:\.\d{1,3}){0,5})([.)]?)\s+(\S.*)")
-_TOC_LINE = re.compile(r"(?:\.\s?){4,}|…{2,}|\s\d{1,4}$")
+_TOC_LINE = re.compile(r"(?:\.\s?){4,}|…{2,}|\s\d{1,4}$|(?:[^\W\d_]\.|\.\.)\s*\d{1,4}$")
+# A MIME multipart boundary ("--THIS_STRING_SEPARATES--") or a row of punctuation ("-----",
+# "* * *", "=====", "__________"): they separate text, they do not name it.
+_BOUNDARY = re.compile(r"--[^\s-][^\s]*")
+_PLAIN_LAYOUT_SHARE = 0.5  # lines indented by 2+ spaces in a document set as plain text
 # "52 Weeks Ended", "12 months": a number of time units heads a table column, not a section.
 _QUANTITY = re.compile(r"(?:weeks?|months?|years?|days?|quarters?|hours?)\b", re.IGNORECASE)
 _TITLE_MAX = 60
@@ -144,8 +155,12 @@ def _title_like(rest: str, max_words: int = 12) -> bool:
 
 
 def _entry(label: str, rest: str) -> str:
-    """The label, plus the rest of the line when it reads like a title."""
-    return f"{label} {rest.strip()}" if _title_like(rest) else label
+    """The label, plus the rest of the line when it reads like a title (not when it goes on
+    like a sentence: "Section 404 of the DMCA amends the exemption…" is "Section 404")."""
+    rest = rest.strip()
+    if not _title_like(rest) or rest[0].islower() or rest[0] in ",;":
+        return label
+    return f"{label} {rest}"
 
 
 def _starts_title(text: str) -> bool:
@@ -156,11 +171,18 @@ def _is_toc(rest: str) -> bool:
     return bool(rest.strip()) and bool(_TOC_LINE.search(rest.strip()))
 
 
+def _has_word(text: str) -> bool:
+    """Whether ``text`` holds a word of three letters or more (a formula like "PR  PR" or
+    "SL2(R)" does not)."""
+    return any(len(word) >= 3 for word in re.findall(r"[^\W\d_]+", text))
+
+
 def _all_caps(line: str) -> bool:
     letters = [c for c in line if c.isalpha()]
     return (
         not line.startswith("(")  # "(MILLIONS)", "(UNAUDITED)": a table's unit, not a title
         and 4 <= len(letters)
+        and _has_word(line)
         and len(line) <= _TITLE_MAX
         and all(c.isascii() and c.isupper() for c in letters)
         and sum(c.isdigit() for c in line) <= 2
@@ -170,10 +192,21 @@ def _all_caps(line: str) -> bool:
     )
 
 
+def is_separator(line: str) -> bool:
+    """A MIME boundary or a row of punctuation: a line that separates text, never a title."""
+    line = line.strip()
+    if not line:
+        return False
+    if _BOUNDARY.fullmatch(line):
+        return True
+    visible = line.replace(" ", "")
+    return sum(c.isalnum() for c in visible) < 0.3 * len(visible)
+
+
 def detect_heading(line: str) -> Heading | None:
     """Whether ``line`` (one line of page text) starts a section or a numbered clause."""
     line = line.strip()
-    if not line or len(line) > 300:
+    if not line or len(line) > 300 or is_separator(line):
         return None
     if match := _MARKDOWN.fullmatch(line):
         return Heading(len(match[1]), match[2][:_TITLE_MAX], named=True)
@@ -210,7 +243,8 @@ def detect_heading(line: str) -> Heading | None:
         depth = number.count(".") + 1
         if depth > 1:  # "8.3.2 Title", or "8.3.2 The tenant shall …": a clause named 8.3.2
             return Heading(depth, _entry(number, rest))
-        if mark != ")" and _title_like(rest, max_words=6) and not _QUANTITY.match(rest):
+        if (mark != ")" and _title_like(rest, max_words=6) and not _QUANTITY.match(rest)
+                and _has_word(rest)):
             return Heading(1, f"{number} {rest.strip()}")
         return Heading(9, "") if mark else None  # "1. The tenant shall …": a clause
     if _all_caps(line):
@@ -218,18 +252,64 @@ def detect_heading(line: str) -> Heading | None:
     return None
 
 
+# A page number before or after a running head's words: "318 NOTES", "INTRODUCTION 7",
+# "52 THE SIEGE OF VICKSBURG.".
+_FOLIO = re.compile(r"(?P<n1>\d{1,4})\s+(?P<t1>.*\D)|(?P<t2>.*\S)\s+(?P<n2>\d{1,4})")
+_RUNNING_FLOOR = 3  # pages (and page numbers) a line must recur on to be a running head
+_NEAR_MIN, _NEAR_RATIO = 8, 0.9  # a head misspelt once: this long, this similar to a known one
+
+
+def _folio(line: str) -> tuple[str, str] | None:
+    """(words, page number) of a line that is words and a page number, else None."""
+    match = _FOLIO.fullmatch(line)
+    if match is None or _EN_HEADING.match(line):  # "Section 5", "Note 3": labels, not folios
+        return None
+    words = match["t1"] or match["t2"]
+    return (words, match["n1"] or match["n2"]) if any(c.isalpha() for c in words) else None
+
+
 def _line_key(line: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"\d+", "#", line.strip().lower()))
+    """Lower case, spaces collapsed, a page number at either end moved to the end, digits
+    as "#": "52 THE SIEGE OF VICKSBURG." and "THE SIEGE OF VICKSBURG. 49" share a key."""
+    text = re.sub(r"\s+", " ", line.strip())
+    if (folio := _folio(text)) is not None:
+        text = f"{folio[0]} #"
+    return re.sub(r"\d+", "#", text.lower())
 
 
 def running_lines(pages: list[PageText]) -> frozenset[str]:
-    """Keys of lines at the top or bottom of many pages: running heads and footers."""
+    """Keys of running heads and footers: lines at the top or bottom of many pages, and
+    lines of words and a page number (``INTRODUCTION 7``, ``318 NOTES``) found with
+    three different numbers on three pages, anywhere on them (a text layer may draw the
+    head after the body)."""
     seen: Counter[str] = Counter()
+    numbered: dict[str, tuple[set[str], set[int]]] = {}
     for page in pages:
         lines = [line for line in page.text.splitlines() if line.strip()]
         seen.update({_line_key(line) for line in lines[:2] + lines[-2:]})
-    floor = 3
-    return frozenset(key for key, count in seen.items() if count >= floor)
+        for line in lines:
+            text = re.sub(r"\s+", " ", line.strip())
+            if len(text) <= _TITLE_MAX and (folio := _folio(text)) is not None:
+                numbers, on_pages = numbered.setdefault(_line_key(text), (set(), set()))
+                numbers.add(folio[1])
+                on_pages.add(page.page)
+    keys = {key for key, count in seen.items() if count >= _RUNNING_FLOOR}
+    keys |= {key for key, (numbers, on_pages) in numbered.items()
+             if len(numbers) >= _RUNNING_FLOOR and len(on_pages) >= _RUNNING_FLOOR}
+    # A head the text layer misspells once (OCR: "THE SIEGE OP VICKSBURG. 53") is still one;
+    # not a chapter's own title ("INTRODUCTION") beside its heads ("INTRODUCTION 7").
+    near = {key for key in seen if key not in keys and len(key) >= _NEAR_MIN and any(
+        key.endswith(" #") == known.endswith(" #")
+        and difflib.SequenceMatcher(None, key, known).ratio() >= _NEAR_RATIO for known in keys)}
+    return frozenset(keys | near)
+
+
+def plain_text_layout(pages: list[PageText]) -> bool:
+    """Whether the document is set as plain text (RFCs: 89–91% of lines indented by
+    spaces; every other corpus document: at most 4%)."""
+    lines = [line for page in pages[:50] for line in page.text.splitlines() if line.strip()]
+    indented = sum(1 for line in lines if line.startswith("  "))
+    return bool(lines) and indented >= _PLAIN_LAYOUT_SHARE * len(lines)
 
 
 # --------------------------------------------------------------------------- units
@@ -251,7 +331,7 @@ class _Page:
     """One page's text cut into units no larger than a chunk."""
 
     def __init__(self, text: str, max_tokens: int, count: TokenCounter,
-                 running: frozenset[str]) -> None:
+                 running: frozenset[str], plain: bool = False) -> None:
         self.text = text
         self.max_tokens = max_tokens
         self.count = count
@@ -266,7 +346,7 @@ class _Page:
                     self._add_sentences(body_start, position)
                     self.units.append(_Unit(position, end, tokens, running=True))
                     body_start = end
-            elif (heading := detect_heading(line)) is not None:
+            elif not (plain and line.startswith("  ")) and (heading := detect_heading(line)) is not None:
                 self._add_sentences(body_start, position)
                 self._add(position, end, heading)
                 body_start = end
@@ -328,10 +408,11 @@ def chunk_document(
     )
     min_tokens = max_tokens / 4
     running = running_lines(pages) if len(pages) >= 3 else frozenset()
+    plain = plain_text_layout(pages)
     stack: list[Heading] = []
     chunks: list[Chunk] = []
     for page in pages:
-        units = _Page(page.text, max_tokens, count, running).units
+        units = _Page(page.text, max_tokens, count, running, plain).units
         sections: list[str] = []
         for unit in units:  # the section path in effect after each unit
             if unit.heading is not None:
@@ -422,3 +503,27 @@ def _pack(
                 following_first -= 1
         first = following_first
     return spans
+
+
+def sections_of(
+    doc: ExtractedDocument,
+    spans: Sequence[tuple[int, int, int, int]],
+    max_tokens: int = 220,
+    count_tokens: TokenCounter | None = None,
+) -> dict[int, str]:
+    """The section path of stored chunks ``(key, page, char_start, char_end)`` by today's
+    rules, from the document's stored pages: a chunk the chunker would still cut the same
+    takes its section; any other the section of the chunk it would now start in."""
+    fresh: dict[int, list[Chunk]] = {}
+    for chunk in chunk_document(doc, max_tokens=max_tokens, count_tokens=count_tokens):
+        fresh.setdefault(chunk.page, []).append(chunk)
+    sections: dict[int, str] = {}
+    for key, page, start, end in spans:
+        on_page = fresh.get(page, [])
+        same = next((c for c in on_page if c.char_start == start and c.char_end == end), None)
+        if same is None:
+            before = [c for c in on_page if c.char_start <= start]
+            same = before[-1] if before else (on_page[0] if on_page else None)
+        if same is not None:
+            sections[key] = same.section
+    return sections

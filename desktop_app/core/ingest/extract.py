@@ -7,7 +7,8 @@ into it hold. ``width``/``height`` are the crop box (the media box unless the PD
 one), the page as viewers show it, and run boxes are measured from its corner.
 
 Every page is scored by :mod:`desktop_app.core.ingest.text_quality`; the document status
-follows from the pages. Encrypted files are tried with the empty password, then with
+follows from the pages. The title is chosen by :mod:`desktop_app.core.ingest.titles` from
+the metadata, the first page's title line and the file name. Encrypted files are tried with the empty password, then with
 each password given. A bad file never raises: it becomes a status with a message.
 """
 
@@ -26,6 +27,7 @@ from typing import Any
 from desktop_app.core.ids import sha256_bytes
 from desktop_app.core.ingest.text_quality import TextAssessment, assess_text
 from desktop_app.core.ingest.text_runs import FontCache, PageCollector, clean_text
+from desktop_app.core.ingest.titles import choose_title
 from desktop_app.core.types import DocStatus, ExtractedDocument, PageQuality, PageText
 
 logger = logging.getLogger(__name__)
@@ -158,17 +160,14 @@ def _document_status(pages: list[PageText]) -> tuple[DocStatus, str]:
     )
 
 
-def _title(reader: Any, path: Path) -> str:
+def _metadata_title(reader: Any) -> str:
+    """The /Title of the document information, as text ("" when absent or unreadable)."""
     try:
         metadata = reader.metadata
         raw = metadata.get("/Title") if metadata is not None else None
-        title = clean_text(str(raw)).strip() if raw else ""
+        return clean_text(str(raw)).strip() if raw else ""
     except Exception:  # noqa: BLE001 - unreadable metadata is common and harmless
-        title = ""
-    title = title.removeprefix("Microsoft Word - ").strip()
-    if not title or title.lower() in ("untitled", "title") or "\ufffd" in title:
-        return path.stem
-    return title[:300]
+        return ""
 
 
 def _open(data: bytes, passwords: Sequence[str]) -> tuple[Any, str]:
@@ -192,8 +191,12 @@ def _open(data: bytes, passwords: Sequence[str]) -> tuple[Any, str]:
     return None, "This PDF is protected by a password. Give its password to index it."
 
 
-def extract_document(path: str, passwords: Sequence[str] = ()) -> ExtractedDocument:
-    """Read the PDF at ``path``; never raises for a bad file (the status says what went wrong)."""
+def extract_document(path: str, passwords: Sequence[str] = (), *,
+                     title_only: bool = False) -> ExtractedDocument:
+    """Read the PDF at ``path``; never raises for a bad file (the status says what went wrong).
+
+    ``title_only``: read the metadata and the first page only, for the title (the result
+    has the title and the document's status, no pages)."""
     file = Path(path)
     base: dict[str, Any] = {"path": str(path), "doc_id": "", "size": 0, "mtime": 0.0,
                             "title": file.stem}
@@ -209,7 +212,7 @@ def extract_document(path: str, passwords: Sequence[str] = ()) -> ExtractedDocum
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _extract(data, file, passwords, base)
+            return _extract(data, file, passwords, base, title_only)
     except MemoryError:
         return ExtractedDocument(**base, status=DocStatus.UNREADABLE, error=_NO_MEMORY)
     except Exception as exc:  # noqa: BLE001 - a bad file becomes a status, never a crash
@@ -220,12 +223,13 @@ def extract_document(path: str, passwords: Sequence[str] = ()) -> ExtractedDocum
 
 
 def _extract(data: bytes, file: Path, passwords: Sequence[str],
-             base: dict[str, Any]) -> ExtractedDocument:
+             base: dict[str, Any], title_only: bool = False) -> ExtractedDocument:
     reader, message = _open(data, passwords)
     if reader is None:
         return ExtractedDocument(**base, status=DocStatus.NEEDS_PASSWORD, error=message)
     count = len(reader.pages)
-    base["title"] = _title(reader, file)
+    metadata = _metadata_title(reader)
+    base["title"] = choose_title(metadata, None, file.stem)
     if count == 0:
         return ExtractedDocument(**base, status=DocStatus.UNREADABLE,
                                  error="Cannot read this PDF: it has no pages.")
@@ -238,10 +242,13 @@ def _extract(data: bytes, file: Path, passwords: Sequence[str],
     fonts = FontCache()
     pages: list[PageText] = []
     assessments: list[TextAssessment | None] = []
-    for index in range(count):
+    for index in range(1 if title_only else count):
         page, assessment = _extract_page(reader, index, labels[index] or str(index + 1), fonts)
         pages.append(page)
         assessments.append(assessment)
+    base["title"] = choose_title(metadata, pages[0], file.stem)
+    if title_only:
+        return ExtractedDocument(**base, status=DocStatus.INDEXED, page_count=count)
     pages = _contaminate(pages, assessments)
     status, error = _document_status(pages)
     return ExtractedDocument(**base, status=status, error=error, page_count=count,

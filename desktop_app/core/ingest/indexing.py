@@ -49,6 +49,12 @@ CALL_MIN, CALL_MAX = 4, 16  # chunks per embedder call (8-16 measured as cheap p
 _POLL_S = 0.1
 # Statuses worth another try when the bytes did not change but the situation did.
 _RETRY_WITH_PASSWORD = {DocStatus.NEEDS_PASSWORD.value}
+# The version of the rules a document's title (titles.py) and its chunks' section names
+# (chunking.py) are made by. Bump it when either changes: an index run re-derives them for
+# the unchanged documents of its folder (the title from the first page, in a parse worker;
+# the sections from the stored pages), without parsing or embedding anything again.
+# 1: metadata titles; 2: titles.choose_title, separators and running heads never named.
+INGEST_RULES = 2
 
 
 def scan_folder(folder: Path) -> list[Path]:
@@ -188,7 +194,8 @@ class Indexer:
         # Last, so that a file moved inside the folder is first found at its new path and
         # keeps its chunks; only then is the old path retired.
         removed = self._mark_removed(folder, {str(p) for p in paths})
-        return self._summary(tally, removed, cancelled=False)
+        self._apply_rules(folder, passwords, should_cancel)
+        return self._summary(tally, removed, cancelled=should_cancel())
 
     # ------------------------------------------------------------------ the pipeline
 
@@ -266,9 +273,11 @@ class Indexer:
         if not doc.status.searchable:
             return _Prepared(doc, [], [])
         count = self.embedder.count_tokens if self.embedder is not None else None
-        max_tokens = (self.embedder.max_tokens if self.embedder is not None else 256) - 16
-        chunks = chunking.chunk_document(doc, max_tokens=min(220, max_tokens), count_tokens=count)
+        chunks = chunking.chunk_document(doc, max_tokens=self._chunk_tokens(), count_tokens=count)
         return _Prepared(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks])
+
+    def _chunk_tokens(self) -> int:
+        return min(220, (self.embedder.max_tokens if self.embedder is not None else 256) - 16)
 
     def _embed(
         self, texts: list[str], should_cancel: Callable[[], bool], done: Callable[[int], None]
@@ -325,7 +334,8 @@ class Indexer:
             tally.chunks_done += len(chunks)
         began = time.perf_counter()
         version = self.store.next_version(doc.path, doc.doc_id)
-        self.store.write_document(doc, chunks, item.terms, vectors, self.model_id, version)
+        self.store.write_document(doc, chunks, item.terms, vectors, self.model_id, version,
+                                  rules=INGEST_RULES)
         self.stages.writing += time.perf_counter() - began
         tally.documents += 1
         tally.pages_done += doc.page_count
@@ -333,6 +343,47 @@ class Indexer:
             path=doc.path, status=doc.status, pages=doc.page_count, chunks=len(chunks),
             error=doc.error, bad_pages=tuple(doc.bad_pages),
         )
+
+    # ------------------------------------------------------------------ older ingest rules
+
+    def _apply_rules(self, folder: Path, passwords: dict[str, str],
+                     should_cancel: Callable[[], bool]) -> int:
+        """Re-derive the titles and section names of this folder's documents that older
+        rules made; returns how many documents were brought up to :data:`INGEST_RULES`."""
+        prefix = str(folder) + os.sep
+        stale = [(d, p) for d, p in self.store.documents_before_rules(INGEST_RULES)
+                 if p.startswith(prefix)]
+        if not stale or should_cancel():
+            return 0
+        began = time.monotonic()
+        paths = {path: doc_id for doc_id, path in stale}
+        titles: dict[str, str] = {}
+        docs = parse_pool.parse_many(
+            list(paths), passwords_for=lambda p: [passwords[p]] if p in passwords else [],
+            timeout_s=self.parse_timeout_s, workers=1, should_cancel=should_cancel,
+            title_only=True,
+        )
+        try:
+            for doc in docs:
+                if doc.status in (DocStatus.INDEXED, DocStatus.INDEXED_PARTIALLY):
+                    titles[paths[doc.path]] = doc.title
+        finally:
+            docs.close()
+        count = self.embedder.count_tokens if self.embedder is not None else None
+        done = 0
+        for doc_id, path in stale:
+            if should_cancel():
+                break
+            pages = tuple(self.store.document_pages(doc_id))
+            stored = ExtractedDocument(path=path, doc_id=doc_id, size=0, mtime=0.0, title="",
+                                       status=DocStatus.INDEXED, page_count=len(pages), pages=pages)
+            sections = chunking.sections_of(stored, self.store.chunk_spans(doc_id),
+                                            max_tokens=self._chunk_tokens(), count_tokens=count)
+            self.store.apply_rules(doc_id, titles.get(doc_id), sections, INGEST_RULES)
+            done += 1
+        logger.info("ingest rules %d applied to %d documents in %.1f s", INGEST_RULES, done,
+                    time.monotonic() - began)
+        return done
 
     # ------------------------------------------------------------------ change detection
 

@@ -49,7 +49,8 @@ def default_workers() -> int:
 
 
 def _worker_main(connection: Connection, memory_mb: int | None) -> None:
-    """Worker loop: receive ``(path, passwords)``, send back the extracted document."""
+    """Worker loop: receive ``(path, passwords, title_only)``, send back the extracted
+    document."""
     if memory_mb:
         try:
             import resource
@@ -69,8 +70,8 @@ def _worker_main(connection: Connection, memory_mb: int | None) -> None:
             return
         if job is None:
             return
-        path, passwords = job
-        document = extract_document(path, passwords)
+        path, passwords, title_only = job
+        document = extract_document(path, passwords, title_only=title_only)
         try:
             try:
                 connection.send(document)
@@ -173,9 +174,11 @@ class ParsePool:
         paths: Iterable[str],
         passwords_for: PasswordsFor | None = None,
         should_cancel: Callable[[], bool] | None = None,
+        title_only: bool = False,
     ) -> Generator[ExtractedDocument, None, None]:
         """Yield one document per path, in completion order. Stops (without results for
-        the files in flight) soon after ``should_cancel()`` turns true."""
+        the files in flight) soon after ``should_cancel()`` turns true. ``title_only``:
+        read each file's title only (metadata and first page; no pages in the result)."""
         pending = deque(str(p) for p in paths)
         busy: list[_Worker] = []
         try:
@@ -188,7 +191,7 @@ class ParsePool:
                     path = pending.popleft()
                     passwords = tuple(passwords_for(path)) if passwords_for else ()
                     try:
-                        worker.connection.send((path, passwords))
+                        worker.connection.send((path, passwords, title_only))
                     except (BrokenPipeError, OSError) as exc:
                         worker.stop()
                         yield _failed(path, DocStatus.UNREADABLE,
@@ -256,7 +259,8 @@ def parse_many(
     workers: int | None = None,
     should_cancel: Callable[[], bool] | None = None,
     memory_limit_mb: int | None = DEFAULT_MEMORY_MB,
+    title_only: bool = False,
 ) -> Generator[ExtractedDocument, None, None]:
     """One-shot :meth:`ParsePool.parse_many`: the workers end with the iteration."""
     with ParsePool(workers, timeout_s, memory_limit_mb) as pool:
-        yield from pool.parse_many(paths, passwords_for, should_cancel)
+        yield from pool.parse_many(paths, passwords_for, should_cancel, title_only)

@@ -152,6 +152,7 @@ class PageCollector:
         self._stack: list[_TextState] = []
         self._pen = 0.0  # text-space advance since the last positioning operator
         self._box: list[float] | None = None  # glyphs shown since the last piece of text
+        self._size = 0.0  # the largest font size those glyphs were drawn at (points)
 
     @property
     def text(self) -> str:
@@ -237,8 +238,9 @@ class PageCollector:
                 self._pen -= float(item) / 1000 * state.size * state.scale
         if first is None or last is None:
             return
-        box = _box(_mult([float(v) for v in tm], [float(v) for v in cm]), first, last,
-                   font.descent * state.size / 1000, font.ascent * state.size / 1000)
+        matrix = _mult([float(v) for v in tm], [float(v) for v in cm])
+        box = _box(matrix, first, last, font.descent * state.size / 1000, font.ascent * state.size / 1000)
+        self._size = max(self._size, _drawn_size(matrix, state.size))
         if self._box is None:
             self._box = box
         else:
@@ -257,6 +259,7 @@ class PageCollector:
         self.length += len(clean)
         core = clean.strip()
         box, self._box = self._box, None
+        size, self._size = self._size, 0.0
         if not core:
             return
         metrics = self.fonts.get(font_dict)
@@ -264,17 +267,25 @@ class PageCollector:
             self.unmapped_chars += sum(1 for char in core if not char.isspace())
         if box is None:  # no glyphs seen (e.g. inside a form): estimate from the font
             try:
-                size = float(font_size)
-                advance = sum(metrics.default_width for _ in core) * size / 1000
-                box = _box(_mult([float(v) for v in tm], [float(v) for v in cm]), 0.0, advance,
-                           metrics.descent * size / 1000, metrics.ascent * size / 1000)
+                font_points = float(font_size)
+                advance = sum(metrics.default_width for _ in core) * font_points / 1000
+                matrix = _mult([float(v) for v in tm], [float(v) for v in cm])
+                box = _box(matrix, 0.0, advance, metrics.descent * font_points / 1000,
+                           metrics.ascent * font_points / 1000)
+                size = _drawn_size(matrix, font_points)
             except (TypeError, ValueError, IndexError):
                 return
         lead = len(clean) - len(clean.lstrip())
         x0, y0 = box[0] - self.origin[0], box[1] - self.origin[1]
         x1, y1 = box[2] - self.origin[0], box[3] - self.origin[1]
         self.runs.append(TextRun(start + lead, start + lead + len(core),
-                                 round(x0, 2), round(y0, 2), round(x1, 2), round(y1, 2)))
+                                 round(x0, 2), round(y0, 2), round(x1, 2), round(y1, 2),
+                                 round(size, 2)))
+
+
+def _drawn_size(matrix: Sequence[float], size: float) -> float:
+    """The font size on the page: ``size`` scaled by the matrix's vertical axis."""
+    return float(abs(size) * (matrix[2] ** 2 + matrix[3] ** 2) ** 0.5)
 
 
 def _box(matrix: Sequence[float], x_start: float, x_end: float, low: float,

@@ -136,6 +136,7 @@ def audit_record(record: dict[str, Any]) -> dict[str, Any]:
         "no_basis_reason": record.get("reason") or None,
         "model_id": record.get("model_id", ""),
         "citation_style": record.get("style", "label"),
+        "scope": list(record.get("scope", [])),  # asked within these paths (empty: everything)
         "citations": citations,
         "hallucinated": hallucinated,
         "verdicts": verdicts,
@@ -194,6 +195,8 @@ def export_markdown(record: dict[str, Any]) -> str:
         pos = end
     out.append(text[pos:])
     lines = [f"# {record['question'].strip()}", ""]
+    if audit["scope"]:
+        lines += ["Asked within: " + ", ".join(f"`{p}`" for p in audit["scope"]), ""]
     if record.get("status") == "no_basis" or audit["no_basis_reason"]:
         lines += [f"> **The documents hold no basis for this question — verify manually.** "
                   f"{audit['no_basis_reason'] or ''}".rstrip(), ""]

@@ -116,6 +116,16 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        3,
+        """
+        -- The version of the ingest rules (title, section names) a document's title and
+        -- chunk sections were made with: an index run re-derives older ones.
+        ALTER TABLE documents ADD COLUMN rules INTEGER NOT NULL DEFAULT 0;
+        -- What an answer was asked within: a JSON list of file and folder paths ('' = all).
+        ALTER TABLE answers ADD COLUMN scope VARCHAR NOT NULL DEFAULT '';
+        """,
+    ),
 ]
 
 

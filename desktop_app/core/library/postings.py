@@ -186,6 +186,17 @@ SELECT p.ckey,
 FROM postings p JOIN q ON q.term_id = p.term_id
 GROUP BY p.ckey ORDER BY score DESC, p.ckey LIMIT $k
 """
+# The same, among the chunks of $within only (a question asked within some documents).
+SCORE_WITHIN_SQL = f"""
+WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
+                  unnest($bit::BIGINT[]) AS bit)
+SELECT p.ckey,
+       sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score,
+       bit_or(q.bit)
+FROM postings p JOIN q ON q.term_id = p.term_id
+SEMI JOIN (SELECT unnest($within::BIGINT[]) AS ckey) s ON s.ckey = p.ckey
+GROUP BY p.ckey ORDER BY score DESC, p.ckey LIMIT $k
+"""
 # The same BM25 for given chunks only (dense candidates the first query did not return).
 EXTRA_SQL = f"""
 WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from desktop_app.core.types import (
     DocStatus,
     DocumentInfo,
     ExtractedDocument,
+    PageQuality,
+    PageText,
     Passage,
 )
 
@@ -193,9 +196,11 @@ class Store:
         vectors: np.ndarray | None,
         model_id: str,
         version: int,
+        rules: int = 0,
     ) -> None:
         """Write a parsed document, its pages, chunks, postings and vectors, and point its
-        path at it — all in one transaction."""
+        path at it — all in one transaction. ``rules``: the version of the ingest rules its
+        title and sections were made with."""
         import pyarrow as pa
 
         assert len(chunks) == len(chunk_terms)
@@ -217,12 +222,12 @@ class Store:
                 cur.execute("DELETE FROM pages WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM documents WHERE doc_id = ?", [doc.doc_id])
                 cur.execute(
-                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         doc.doc_id, doc.path, doc.title, version, str(doc.status), doc.error,
                         doc.page_count, len(chunks), ",".join(map(str, doc.bad_pages)),
-                        doc.size, doc.mtime,
+                        doc.size, doc.mtime, rules,
                     ],
                 )
                 if doc.pages:
@@ -352,7 +357,9 @@ class Store:
 
     # ------------------------------------------------------------------ reading
 
-    def passages(self, ckeys: Sequence[int]) -> dict[int, Passage]:
+    def passages(self, ckeys: Sequence[int], scope: Sequence[str] = ()) -> dict[int, Passage]:
+        """The passages of ``ckeys``, each with its document's live path (one inside
+        ``scope``, the paths a question was asked within, when the bytes live at several)."""
         if not ckeys:
             return {}
         rows = self._query(
@@ -364,6 +371,8 @@ class Store:
             [list(map(int, ckeys))],
         )
         live_paths = self._live_paths([r[2] for r in rows])
+        if scope:
+            live_paths.update(self._live_paths([r[2] for r in rows], scope))
         out: dict[int, Passage] = {}
         for r in rows:
             path = live_paths.get(r[2], r[3])
@@ -374,9 +383,19 @@ class Store:
             )
         return out
 
-    def _live_paths(self, doc_ids: Sequence[str]) -> dict[str, str]:
+    def _live_paths(self, doc_ids: Sequence[str], scope: Sequence[str] = ()) -> dict[str, str]:
         if not doc_ids:
             return {}
+        if scope:
+            exact, prefixes = _scope_params(scope)
+            rows = self._query(
+                "SELECT f.doc_id, min(f.path) FROM files f"
+                " JOIN (SELECT unnest(?::VARCHAR[]) AS exact, unnest(?::VARCHAR[]) AS prefix) s"
+                " ON f.path = s.exact OR starts_with(f.path, s.prefix)"
+                " WHERE NOT f.removed AND f.doc_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY f.doc_id",
+                [exact, prefixes, list(set(doc_ids))],
+            )
+            return {r[0]: r[1] for r in rows}
         rows = self._query(
             "SELECT doc_id, min(path) FROM files WHERE NOT removed AND doc_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY doc_id",
             [list(set(doc_ids))],
@@ -430,28 +449,31 @@ class Store:
     # ------------------------------------------------------------------ answers
 
     def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
-                    status: str, payload: dict[str, Any]) -> None:
+                    status: str, payload: dict[str, Any], scope: Sequence[str] = ()) -> None:
+        """Keep an answer; ``scope``: the files and folders it was asked within (none: all)."""
         with self._write_lock:
             cur = self._cursor()
             cur.execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
             cur.execute(
-                "INSERT INTO answers (answer_id, question, text, style, model_id, status, payload)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [answer_id, question, text, style, model_id, status, json.dumps(payload, ensure_ascii=False)],
+                "INSERT INTO answers (answer_id, question, text, style, model_id, status, payload, scope)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [answer_id, question, text, style, model_id, status,
+                 json.dumps(payload, ensure_ascii=False), _scope_json(scope)],
             )
 
     def answers(self) -> list[dict[str, Any]]:
         rows = self._query(
-            "SELECT answer_id, question, status, created_at, model_id FROM answers ORDER BY created_at DESC"
+            "SELECT answer_id, question, status, created_at, model_id, scope FROM answers ORDER BY created_at DESC"
         )
         return [
-            {"answer_id": r[0], "question": r[1], "status": r[2], "created_at": str(r[3]), "model_id": r[4]}
+            {"answer_id": r[0], "question": r[1], "status": r[2], "created_at": str(r[3]), "model_id": r[4],
+             "scope": _scope_list(r[5])}
             for r in rows
         ]
 
     def answer(self, answer_id: str) -> dict[str, Any] | None:
         rows = self._query(
-            "SELECT answer_id, question, text, style, model_id, status, created_at, payload FROM answers"
+            "SELECT answer_id, question, text, style, model_id, status, created_at, payload, scope FROM answers"
             " WHERE answer_id = ? OR answer_id LIKE ? ORDER BY created_at DESC",
             [answer_id, answer_id + "%"],
         )
@@ -460,7 +482,7 @@ class Store:
         r = rows[0]
         return {
             "answer_id": r[0], "question": r[1], "text": r[2], "style": r[3], "model_id": r[4],
-            "status": r[5], "created_at": str(r[6]), **json.loads(r[7]),
+            "status": r[5], "created_at": str(r[6]), **json.loads(r[7]), "scope": _scope_list(r[8]),
         }
 
     def delete_answer(self, answer_id: str) -> bool:
@@ -499,13 +521,18 @@ class Store:
         return {int(t): int(n) for t, n in self._query(postings.DF_SQL, [list(term_ids)])}
 
     def bm25_top(self, term_ids: Sequence[int], weights: Sequence[float], avgdl: float,
-                 k: int) -> list[tuple[int, float, int]]:
+                 k: int, within: Sequence[int] | None = None) -> list[tuple[int, float, int]]:
         """The best ``k`` chunks by BM25 over the weighted terms: (ckey, score, bit mask of
-        the terms it holds: bit i = ``term_ids[i]``), best first."""
-        rows = self._cursor().execute(postings.SCORE_SQL, {
+        the terms it holds: bit i = ``term_ids[i]``), best first; only among the chunks
+        ``within`` when given."""
+        params: dict[str, Any] = {
             "ids": list(term_ids), "w": list(weights), "bit": [1 << i for i in range(len(term_ids))],
             "avgdl": avgdl, "k": k,
-        }).fetchall()
+        }
+        if within is not None:
+            params["within"] = [int(key) for key in within]
+        sql = postings.SCORE_SQL if within is None else postings.SCORE_WITHIN_SQL
+        rows = self._cursor().execute(sql, params).fetchall()
         return [(int(key), float(score), int(held)) for key, score, held in rows]
 
     def bm25_of(self, term_ids: Sequence[int], weights: Sequence[float], avgdl: float,
@@ -524,6 +551,95 @@ class Store:
             [list(ckeys)],
         )
         return {int(key): (str(doc), int(page), str(section)) for key, doc, page, section in rows}
+
+    def chunk_keys_within(self, paths: Sequence[str]) -> np.ndarray:
+        """The sorted ckeys (int64) of the chunks of the live files at ``paths`` (files) or
+        under them (folders): what a question asked within those paths may cite."""
+        if not paths:
+            return np.zeros(0, dtype=np.int64)
+        exact, prefixes = _scope_params(paths)
+        rows = self._query(
+            "SELECT DISTINCT c.ckey FROM chunks c JOIN files f ON f.doc_id = c.doc_id"
+            " JOIN (SELECT unnest(?::VARCHAR[]) AS exact, unnest(?::VARCHAR[]) AS prefix) s"
+            " ON f.path = s.exact OR starts_with(f.path, s.prefix)"
+            " WHERE NOT f.removed ORDER BY c.ckey",
+            [exact, prefixes],
+        )
+        return np.asarray([int(r[0]) for r in rows], dtype=np.int64)
+
+    def files_within(self, paths: Sequence[str]) -> list[tuple[str, str]]:
+        """(path, status) of the live files at ``paths`` or under them, by path."""
+        if not paths:
+            return []
+        exact, prefixes = _scope_params(paths)
+        rows = self._query(
+            "SELECT DISTINCT f.path, f.status FROM files f"
+            " JOIN (SELECT unnest(?::VARCHAR[]) AS exact, unnest(?::VARCHAR[]) AS prefix) s"
+            " ON f.path = s.exact OR starts_with(f.path, s.prefix)"
+            " WHERE NOT f.removed ORDER BY f.path",
+            [exact, prefixes],
+        )
+        return [(str(p), str(status)) for p, status in rows]
+
+    # ------------------------------------------------------------------ ingest rules (titles, sections)
+
+    def documents_before_rules(self, rules: int) -> list[tuple[str, str]]:
+        """(doc_id, a live path) of the current documents whose title and sections were made
+        by ingest rules older than ``rules``."""
+        rows = self._query(
+            "SELECT d.doc_id, min(f.path) FROM documents d"
+            " JOIN files f ON f.doc_id = d.doc_id AND NOT f.removed"
+            " WHERE NOT d.superseded AND d.rules < ? GROUP BY d.doc_id ORDER BY min(f.path)",
+            [rules],
+        )
+        return [(str(d), str(p)) for d, p in rows]
+
+    def document_pages(self, doc_id: str) -> list[PageText]:
+        """The stored pages of a document (text, label, size, quality; no text runs)."""
+        rows = self._query(
+            "SELECT page, label, width, height, rotation, text, quality FROM pages"
+            " WHERE doc_id = ? ORDER BY page",
+            [doc_id],
+        )
+        return [
+            PageText(int(page), str(label), float(width), float(height), int(rotation), str(text),
+                     PageQuality(quality))
+            for page, label, width, height, rotation, text, quality in rows
+        ]
+
+    def chunk_spans(self, doc_id: str) -> list[tuple[int, int, int, int]]:
+        """(ckey, page, char_start, char_end) of a document's chunks, in page order."""
+        rows = self._query(
+            "SELECT ckey, page, char_start, char_end FROM chunks WHERE doc_id = ? ORDER BY page, idx",
+            [doc_id],
+        )
+        return [(int(k), int(p), int(a), int(b)) for k, p, a, b in rows]
+
+    def apply_rules(self, doc_id: str, title: str | None, sections: Mapping[int, str],
+                    rules: int) -> None:
+        """Set a document's title (None: keep it) and its chunks' sections (ckey -> section)
+        as made by the ingest rules ``rules``, in one transaction."""
+        import pyarrow as pa
+
+        with self._write_lock:
+            cur = self._cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                if title is not None:
+                    cur.execute("UPDATE documents SET title = ? WHERE doc_id = ?", [title, doc_id])
+                cur.execute("UPDATE documents SET rules = ? WHERE doc_id = ?", [rules, doc_id])
+                if sections:
+                    table = pa.table({"ckey": pa.array(list(sections), pa.int64()),
+                                      "section": list(sections.values())})
+                    cur.register("sections_in", table)
+                    cur.execute("UPDATE chunks SET section = s.section FROM sections_in s"
+                                " WHERE chunks.ckey = s.ckey AND chunks.section <> s.section")
+                    cur.unregister("sections_in")
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+            self.generation += 1
 
     # ------------------------------------------------------------------ provenance
 
@@ -546,3 +662,23 @@ class Store:
         """The path a document was indexed from."""
         rows = self._query("SELECT path FROM documents WHERE doc_id = ?", [doc_id])
         return str(rows[0][0]) if rows else None
+
+
+def _scope_params(paths: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Each path exactly (a file) and as a folder prefix (``/a/b`` -> ``/a/b/``)."""
+    exact = [str(Path(p)) for p in paths]
+    return exact, [p.rstrip("/\\") + os.sep for p in exact]
+
+
+def _scope_json(scope: Sequence[str]) -> str:
+    return json.dumps(list(scope), ensure_ascii=False) if scope else ""
+
+
+def _scope_list(stored: Any) -> list[str]:
+    if not stored:
+        return []
+    try:
+        value = json.loads(str(stored))
+    except ValueError:
+        return []
+    return [str(p) for p in value] if isinstance(value, list) else []

@@ -22,6 +22,11 @@ stage that fuses them per query language. Qt-free.
 4. One passage per page: a page's best chunk stands for it, so ``k`` passages are ``k``
    different pages (chunks of one page overlap and repeat each other).
 
+A search asked within some files or folders (``scope``) ranks only their chunks: BM25 in
+SQL over those chunks, cosine over their vectors. Idf stays the library's, and the
+evidence gate's coverage and best cosine are measured within the scope, so a question
+whose documents lack the answer has no basis even when another document has it.
+
 Weights were chosen with bench/retrieval.py (FinanceBench, MMLongBench-Doc and our
 hand-written corpus questions in Chinese, English and German).
 """
@@ -154,6 +159,7 @@ class Retriever:
         self._n = 0
         self._avgdl = 1.0
         self._titles: dict[str, frozenset[str]] = {}
+        self._scopes: dict[tuple[str, ...], tuple[int, np.ndarray]] = {}  # -> (generation, ckeys)
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
 
@@ -169,7 +175,21 @@ class Retriever:
             self._stats_generation = self.store.generation
         return self._n, self._avgdl
 
-    def _lexical(self, weights: dict[str, float], k: int) -> _Lexical:
+    def _within(self, scope: Sequence[str]) -> np.ndarray | None:
+        """The sorted chunk keys a search within ``scope`` may return (None: every chunk)."""
+        if not scope:
+            return None
+        key = tuple(scope)
+        cached = self._scopes.get(key)
+        if cached is None or cached[0] != self.store.generation:
+            generation = self.store.generation
+            cached = (generation, self.store.chunk_keys_within(scope))
+            if len(self._scopes) > 32:
+                self._scopes.clear()
+            self._scopes[key] = cached
+        return cached[1]
+
+    def _lexical(self, weights: dict[str, float], k: int, within: np.ndarray | None = None) -> _Lexical:
         n, avgdl = self._stats()
         if not weights or n == 0:
             return _Lexical([], {}, {}, {t: 1.0 for t in weights}, frozenset())
@@ -183,7 +203,8 @@ class Retriever:
             return _Lexical([], {}, {}, idf, frozenset())
         scored = present[:MAX_SCORED_TERMS]
         scored_ids = [termlib.term_id(t) for t in scored]
-        rows = self.store.bm25_top(scored_ids, [idf[t] * weights[t] for t in scored], avgdl, k)
+        rows = self.store.bm25_top(scored_ids, [idf[t] * weights[t] for t in scored], avgdl, k,
+                                   within=None if within is None else within.tolist())
         ranked = [(int(key), float(score)) for key, score, _ in rows]
         scores = dict(ranked)
         matched = {int(key): frozenset(t for i, t in enumerate(scored_ids) if int(held) >> i & 1)
@@ -227,11 +248,15 @@ class Retriever:
         ratio = max(0, int(count(" ".join(words))) - 2) / len(words)  # less [CLS] and [SEP]
         return min(1.0, max(0.0, (VOCAB_NONE - ratio) / (VOCAB_NONE - VOCAB_FULL)))
 
-    def _dense_scores(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+    def _dense_scores(self, query: str, within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         vec = self._query_vector(query)
         if vec is None or self.vectors is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        return self.vectors.scores(vec)
+        keys, scores = self.vectors.scores(vec)
+        if within is not None:
+            keep = np.isin(keys, within, assume_unique=True)
+            keys, scores = keys[keep], scores[keep]
+        return keys, scores
 
     def _dense_pool(self) -> ThreadPoolExecutor:
         with self._pool_lock:
@@ -247,22 +272,27 @@ class Retriever:
 
     # ------------------------------------------------------------------ hybrid
 
-    def search(self, query: str, k: int = 5) -> Retrieval:
+    def search(self, query: str, k: int = 5, scope: Sequence[str] = ()) -> Retrieval:
+        """The best ``k`` passages for ``query``; with ``scope`` (file and folder paths), only
+        from the documents at or under those paths."""
         cjk = termlib.question_language(query) == "zh"
         fusion = CJK if cjk else replace(LATIN, dense=LATIN.dense * self._embedder_fit(query))
         asked = termlib.query_terms(query)
         expansion = self.glossary.expand(query)
         weights, dense_query = _with_expansion(query, asked, expansion)
+        within = self._within(scope)
+        if within is not None and within.shape[0] == 0:
+            return Retrieval([], 0.0, 0.0, cjk, expansion)
         keys = cosines = np.zeros(0)
         semantic: list[tuple[int, float]] = []
         # The embedder and the matrix product run on a worker thread while DuckDB scores
         # BM25 here: both release the GIL, so on two cores the two halves overlap.
         job = plain = None
         if (fusion.dense > 0 or not weights) and self.vectors is not None:
-            job = self._dense_pool().submit(self._dense_scores, dense_query)
+            job = self._dense_pool().submit(self._dense_scores, dense_query, within)
             if expansion:  # the evidence gate measures the question alone (below)
-                plain = self._dense_pool().submit(self._dense_scores, query)
-        lexical = self._lexical(weights, CANDIDATES)
+                plain = self._dense_pool().submit(self._dense_scores, query, within)
+        lexical = self._lexical(weights, CANDIDATES, within)
         if job is not None:
             keys, cosines = job.result()
             semantic = _top(keys, cosines, CANDIDATES)
@@ -275,7 +305,7 @@ class Retriever:
         scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
         order = sorted(candidates, key=lambda key: (-scores[key], key))
         chosen = _one_per_page(order, places, k)
-        by_key = self.store.passages(chosen)
+        by_key = self.store.passages(chosen, scope)
         passages = [replace(by_key[key], score=scores[key]) for key in chosen if key in by_key]
         # The evidence gate's measures count the question's own words only: the glossary's
         # words must not make an unrelated library look close in meaning.
