@@ -219,3 +219,15 @@ def test_titles_and_sections_made_by_older_rules_are_rederived_without_parsing_o
     assert store.documents()[0].title == "doc0"
     assert {key: store.passages([key])[key].section for key in right_sections} == right_sections
     store.close()
+
+
+def test_reindex_rederives_what_older_rules_named_in_every_folder(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path, files=1, pages=2)
+    store = Store(tmp_path / "lib.duckdb")
+    indexer = Indexer(store, FakeEmbedder(), workers=1)
+    indexer.run(folder, lambda event: None)
+    doc = store.documents()[0]
+    store.apply_rules(doc.doc_id, "Binder1.pdf", {}, 0)
+    indexer.reindex(lambda event: None)
+    assert store.documents()[0].title == "doc0" and store.documents_before_rules(indexing.INGEST_RULES) == []
+    store.close()

@@ -346,11 +346,12 @@ class Indexer:
 
     # ------------------------------------------------------------------ older ingest rules
 
-    def _apply_rules(self, folder: Path, passwords: dict[str, str],
+    def _apply_rules(self, folder: Path | None, passwords: dict[str, str],
                      should_cancel: Callable[[], bool]) -> int:
-        """Re-derive the titles and section names of this folder's documents that older
-        rules made; returns how many documents were brought up to :data:`INGEST_RULES`."""
-        prefix = str(folder) + os.sep
+        """Re-derive the titles and section names that older rules made, of this folder's
+        documents (None: every document); returns how many were brought up to
+        :data:`INGEST_RULES`."""
+        prefix = str(folder) + os.sep if folder is not None else ""
         stale = [(d, p) for d, p in self.store.documents_before_rules(INGEST_RULES)
                  if p.startswith(prefix)]
         if not stale or should_cancel():
@@ -457,11 +458,13 @@ class Indexer:
     # ------------------------------------------------------------------ rebuild derived data
 
     def reindex(self, emit: Callable[[IndexEvent], None], should_cancel: Callable[[], bool] = lambda: False) -> int:
-        """Rebuild the BM25 postings and any missing vectors from the chunks table.
+        """Rebuild the BM25 postings and any missing vectors from the chunks table, and the
+        titles and section names older ingest rules made.
 
         Vectors are written every :data:`EMBED_BATCH` chunks, so a cancel or a crash keeps
         what was done and the next ``reindex`` embeds only the rest."""
         started = time.monotonic()
+        self._apply_rules(None, {}, should_cancel)
         texts = self.store.all_chunk_texts()
         self.store.rebuild_postings((k, dict(termlib.term_counts(t))) for k, t in texts)
         if self.embedder is None:
