@@ -328,6 +328,10 @@ class LibraryPane(QWidget):
         return menu
 
     def _show_menu(self, position: QPoint) -> None:
-        menu = self.menu_for(self.view.indexAt(position))
+        index = self.view.indexAt(position)
+        if not index.isValid():  # the Menu key or Shift+F10: the selected row
+            index = self.view.currentIndex()
+            position = self.view.visualRect(index).center()
+        menu = self.menu_for(index)
         if menu is not None:
             menu.popup(self.view.viewport().mapToGlobal(position))  # not exec(): never blocks

@@ -167,3 +167,19 @@ def test_a_needs_password_row_shows_its_status_in_words(window, fake_kb, library
     index = window.library_pane.index_of(str(library["manual"].path))
     assert index.data(DETAIL_ROLE).endswith("needs password")
     assert window.library.row(str(library["manual"].path)).status is DocStatus.NEEDS_PASSWORD
+
+
+def test_the_menu_key_opens_the_selected_rows_menu(window, fake_kb, library, run, monkeypatch) -> None:  # noqa: ANN001
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QMenu
+
+    shown: list[QPoint] = []
+    monkeypatch.setattr(QMenu, "popup", lambda self, point, *args: shown.append(point))  # offscreen: no grab
+    run(window.open_folder(str(library["manual"].path.parent)))
+    pane = window.library_pane
+    pane.view.setCurrentIndex(pane.index_of(str(library["guide"].path)))
+    pane.view.customContextMenuRequested.emit(QPoint(-10, -10))  # no row there: the keyboard's
+    assert pane.menu is not None and pane.menu.actions()[0].text() == "Ask about this document"
+    assert len(shown) == 1  # shown at the row, not at the mouse
+    pane.menu.actions()[0].trigger()
+    assert window.conversation.scope == (str(library["guide"].path),)
