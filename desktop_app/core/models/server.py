@@ -383,7 +383,9 @@ class ServerGenerator:
                                "Check that the URL names an OpenAI-compatible server." if before_first else "Ask again.")
         if before_first:
             return error
-        return KnownError(f"The model server at {where} stopped mid-answer: {error.message}",
+        prefix = f"The model server at {where} "
+        cause = "it " + error.message[len(prefix):] if error.message.startswith(prefix) else error.message
+        return KnownError(f"The model server at {where} stopped mid-answer: {cause}",
                           "What was written is kept. Ask again when the server is back.")
 
     @staticmethod
