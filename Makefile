@@ -27,8 +27,14 @@ $(VENV)/.llama-installed: packaging/llama_wheel.sh pyproject.toml | $(BIN)/pytho
 		"$$(packaging/llama_wheel.sh $(BIN)/python $(LLAMA_VERSION) $(LLAMA_CPU))"
 	touch $@
 
+# rapidocr-onnxruntime (OCR) without its opencv-python dependency: pyproject.toml lists
+# the rest, with opencv-python-headless (opencv-python's Qt plugins clash with PySide6).
+RAPIDOCR := rapidocr-onnxruntime==1.4.4
+
 $(VENV)/.deps-installed: pyproject.toml $(VENV)/.llama-installed
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --no-deps '$(RAPIDOCR)'
+	$(BIN)/pip uninstall --quiet --yes opencv-python 2>/dev/null || true
 	touch $@
 
 # Build llama.cpp again (portable flags), e.g. after "Illegal instruction" (README);

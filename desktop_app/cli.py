@@ -1,6 +1,6 @@
 """Headless commands: the facade's second client. No Qt here.
 
-    folio index FOLDER [--db PATH] [--json] [--password FILE=PW]
+    folio index FOLDER [--db PATH] [--json] [--password FILE=PW] [--ocr/--no-ocr]
     folio search "QUERY" [--db PATH] [-k N] [--in PATH]... [--json]
     folio ask "QUESTION" [--db PATH] [--model default|small|PATH.gguf] [--style label|shortid]
               [--max-tokens N] [--in PATH]... [--json] [--server URL [--server-model NAME]]
@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON event per line")
     p.add_argument("--password", action="append", default=[], metavar="FILE=PASSWORD",
                    help="password for an encrypted PDF (repeatable)")
+    p.add_argument("--ocr", action=argparse.BooleanOptionalAction, default=None,
+                   help="read scanned and garbled pages with OCR (default: Settings, on)")
 
     def within(p: argparse.ArgumentParser) -> None:
         p.add_argument("--in", dest="within", action="append", default=[], metavar="PATH",
@@ -131,6 +133,8 @@ def _knowledge_base(args: argparse.Namespace) -> Any:
     from desktop_app.services.knowledge_base import KnowledgeBase
 
     settings = settings_mod.load()
+    if getattr(args, "ocr", None) is not None:
+        settings = settings.replace(ocr=bool(args.ocr))
     if getattr(args, "model", None):
         if getattr(args, "server", None):
             raise KnownError("--model and --server name two answer models.", "Use one of them.")
@@ -159,6 +163,8 @@ async def _index(args: argparse.Namespace) -> int:
             elif isinstance(event, FileIndexed):
                 mark = "=" if event.unchanged else ("+" if event.status.searchable else "!")
                 extra = f" — {event.error}" if event.error else ""
+                if event.ocr_pages:
+                    extra = f" ({event.ocr_pages} page{'s' if event.ocr_pages != 1 else ''} by OCR){extra}"
                 print(f"{mark} {event.status:<18} {event.pages:>4} p {event.chunks:>5} chunks  {event.path}{extra}")
             elif isinstance(event, IndexProgress) and sys.stderr.isatty():
                 eta = f", ETA {event.eta_seconds:.0f}s" if event.eta_seconds else ""

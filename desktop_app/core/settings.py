@@ -39,7 +39,8 @@ class Settings:
     prompt_language: str = "auto"  # "auto" | "en" | "zh"
     use_grammar: bool = False
     data_dir: str = ""  # empty: the platform default (or FOLIO_HOME)
-    parse_timeout_s: float = 60.0
+    parse_timeout_s: float = 60.0  # per file; + parse_pool.OCR_SECONDS_PER_PAGE a page to OCR
+    ocr: bool = True  # read scanned pages (no text layer) and garbled ones with OCR
 
     def validate(self) -> None:
         if self.citation_style not in ("label", "shortid"):

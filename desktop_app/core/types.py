@@ -82,8 +82,13 @@ class PageText:
     rotation: int
     text: str
     quality: PageQuality = PageQuality.OK
-    runs: tuple[TextRun, ...] = ()
+    runs: tuple[TextRun, ...] = ()  # on an OCR page: one per recognised line
     error: str = ""
+    ocr_confidence: float = 0.0  # > 0: the text was read by OCR (mean line confidence)
+
+    @property
+    def ocr(self) -> bool:
+        return self.ocr_confidence > 0.0
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,11 @@ class ExtractedDocument:
     @property
     def bad_pages(self) -> list[int]:
         return [p.page for p in self.pages if p.quality in (PageQuality.GARBLED, PageQuality.ERROR)]
+
+    @property
+    def ocr_pages(self) -> int:
+        """How many pages were read by OCR."""
+        return sum(1 for p in self.pages if p.ocr)
 
 
 @dataclass(frozen=True)
@@ -163,6 +173,7 @@ class FileIndexed:
     unchanged: bool = False
     error: str = ""
     bad_pages: tuple[int, ...] = ()
+    ocr_pages: int = 0  # pages whose text was read by OCR
     event: str = field(default="file", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -392,6 +403,7 @@ class DocumentInfo:
     bad_pages: tuple[int, ...] = ()
     size: int = 0
     mtime: float = 0.0
+    ocr_pages: int = 0  # pages whose text was read by OCR
 
     def to_json(self) -> dict[str, Any]:
         data = dataclasses.asdict(self)

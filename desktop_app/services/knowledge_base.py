@@ -235,7 +235,8 @@ class KnowledgeBase:
         def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
 
-            indexer = Indexer(self.store, self.embedder, parse_timeout_s=self.settings.parse_timeout_s)
+            indexer = Indexer(self.store, self.embedder, parse_timeout_s=self.settings.parse_timeout_s,
+                              ocr=self.settings.ocr)
             emit(indexer.run(folder, emit, cancelled, passwords))
 
         async for event in self._stream(self._index_pool, work):

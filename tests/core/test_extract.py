@@ -87,10 +87,10 @@ def test_a_blank_page_in_a_text_document_is_fine(tmp_path: Path) -> None:
     assert doc.bad_pages == []
 
 
-def test_a_document_without_text_says_ocr_is_not_available(tmp_path: Path) -> None:
+def test_a_document_without_text_says_ocr_is_switched_off(tmp_path: Path) -> None:
     doc = extract_document(str(write_pdf(tmp_path / "scan.pdf", [[], [], ["7"]])))
     assert doc.status == DocStatus.NO_TEXT_LAYER
-    assert "OCR is not available" in doc.error
+    assert "OCR is switched off" in doc.error
     assert not doc.status.searchable
 
 

@@ -20,7 +20,7 @@ import logging
 import os
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,7 @@ def _contaminate(pages: list[PageText], assessments: list[TextAssessment | None]
     ]
 
 
-def _document_status(pages: list[PageText]) -> tuple[DocStatus, str]:
+def _document_status(pages: list[PageText], ocr_tried: bool = False) -> tuple[DocStatus, str]:
     ok = [p for p in pages if p.quality == PageQuality.OK]
     garbled = [p for p in pages if p.quality == PageQuality.GARBLED]
     errors = [p for p in pages if p.quality == PageQuality.ERROR]
@@ -154,10 +154,33 @@ def _document_status(pages: list[PageText]) -> tuple[DocStatus, str]:
         return DocStatus.UNREADABLE, (
             f"Cannot read the pages of this PDF (page {errors[0].page}: {errors[0].error})."
         )
+    if ocr_tried:
+        return DocStatus.NO_TEXT_LAYER, (
+            "This PDF has no text layer, and OCR found no text it could read on its pages "
+            "(pictures, handwriting, or a scan too faint or too small)."
+        )
     return DocStatus.NO_TEXT_LAYER, (
         "This PDF has no text layer: its pages are images (a scan?). "
-        "Folio cannot read them because OCR is not available."
+        "Folio did not read them because OCR is switched off (Settings, or folio index --ocr)."
     )
+
+
+def _read_by_ocr(data: bytes, pages: list[PageText], password: str,
+                 on_ocr: Callable[[int], None]) -> list[PageText]:
+    """The pages without a text layer and the garbled ones, read by OCR where it can."""
+    wanted = sum(1 for p in pages if p.quality in (PageQuality.EMPTY, PageQuality.GARBLED))
+    if not wanted:
+        return pages
+    on_ocr(wanted)
+    from desktop_app.core.ingest.ocr import ocr_pages
+
+    try:
+        return ocr_pages(data, pages, password)
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - no OCR (a broken install): the pages stay flagged
+        logger.warning("OCR is not available: %r", exc)
+        return pages
 
 
 def _metadata_title(reader: Any) -> str:
@@ -170,33 +193,37 @@ def _metadata_title(reader: Any) -> str:
         return ""
 
 
-def _open(data: bytes, passwords: Sequence[str]) -> tuple[Any, str]:
-    """A reader, or ``(None, message)`` when no password opens the file."""
+def _open(data: bytes, passwords: Sequence[str]) -> tuple[Any, str, str]:
+    """A reader and the password that opened it, or ``(None, message, "")`` when no
+    password opens the file."""
     from pypdf import PdfReader
 
     reader = PdfReader(io.BytesIO(data), strict=False)
     if not reader.is_encrypted:
-        return reader, ""
+        return reader, "", ""
     from pypdf import PasswordType
 
     for password in ("", *passwords):
         if reader.decrypt(password) != PasswordType.NOT_DECRYPTED:
-            return reader, ""
+            return reader, "", password
     if passwords:
         count = len(passwords)
         return None, (
             f"This PDF is protected by a password, and none of the {count} "
             f"password{'s' if count > 1 else ''} given opens it."
-        )
-    return None, "This PDF is protected by a password. Give its password to index it."
+        ), ""
+    return None, "This PDF is protected by a password. Give its password to index it.", ""
 
 
 def extract_document(path: str, passwords: Sequence[str] = (), *,
-                     title_only: bool = False) -> ExtractedDocument:
+                     title_only: bool = False, ocr: bool = False,
+                     on_ocr: Callable[[int], None] | None = None) -> ExtractedDocument:
     """Read the PDF at ``path``; never raises for a bad file (the status says what went wrong).
 
     ``title_only``: read the metadata and the first page only, for the title (the result
-    has the title and the document's status, no pages)."""
+    has the title and the document's status, no pages). ``ocr``: read the pages without a
+    text layer and the garbled ones with OCR (:mod:`desktop_app.core.ingest.ocr`);
+    ``on_ocr(n)`` is told how many pages that is before it starts."""
     file = Path(path)
     base: dict[str, Any] = {"path": str(path), "doc_id": "", "size": 0, "mtime": 0.0,
                             "title": file.stem}
@@ -212,7 +239,8 @@ def extract_document(path: str, passwords: Sequence[str] = (), *,
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _extract(data, file, passwords, base, title_only)
+            return _extract(data, file, passwords, base, title_only,
+                            (on_ocr or (lambda _n: None)) if ocr else None)
     except MemoryError:
         return ExtractedDocument(**base, status=DocStatus.UNREADABLE, error=_NO_MEMORY)
     except Exception as exc:  # noqa: BLE001 - a bad file becomes a status, never a crash
@@ -223,8 +251,9 @@ def extract_document(path: str, passwords: Sequence[str] = (), *,
 
 
 def _extract(data: bytes, file: Path, passwords: Sequence[str],
-             base: dict[str, Any], title_only: bool = False) -> ExtractedDocument:
-    reader, message = _open(data, passwords)
+             base: dict[str, Any], title_only: bool = False,
+             on_ocr: Callable[[int], None] | None = None) -> ExtractedDocument:
+    reader, message, password = _open(data, passwords)
     if reader is None:
         return ExtractedDocument(**base, status=DocStatus.NEEDS_PASSWORD, error=message)
     count = len(reader.pages)
@@ -250,6 +279,8 @@ def _extract(data: bytes, file: Path, passwords: Sequence[str],
     if title_only:
         return ExtractedDocument(**base, status=DocStatus.INDEXED, page_count=count)
     pages = _contaminate(pages, assessments)
-    status, error = _document_status(pages)
+    if on_ocr is not None:
+        pages = _read_by_ocr(data, pages, password, on_ocr)
+    status, error = _document_status(pages, on_ocr is not None)
     return ExtractedDocument(**base, status=status, error=error, page_count=count,
                              pages=tuple(pages))

@@ -27,6 +27,8 @@ from typing import Any
 
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.ingest import chunking, parse_pool
+from desktop_app.core.ingest.ocr import OCR_TRIED
+from desktop_app.core.ingest.text_quality import GARBLE_REASONS
 from desktop_app.core.library.store import Store
 from desktop_app.core.stages import Embedder
 from desktop_app.core.text import words as termlib
@@ -133,10 +135,11 @@ class StageSeconds:
 
 class Indexer:
     def __init__(self, store: Store, embedder: Embedder | None, *, parse_timeout_s: float = 60.0,
-                 workers: int | None = None) -> None:
+                 workers: int | None = None, ocr: bool = False) -> None:
         self.store = store
         self.embedder = embedder
         self.parse_timeout_s = parse_timeout_s
+        self.ocr = ocr  # read scanned and garbled pages with OCR (core/ingest/ocr.py)
         self.workers = workers or default_workers()
         self.stages = StageSeconds()
         self._call_size = CALL_MIN * 2
@@ -251,7 +254,7 @@ class Indexer:
 
         docs = parse_pool.parse_many(
             paths, passwords_for=password_list, timeout_s=self.parse_timeout_s,
-            workers=self.workers, should_cancel=halted,
+            workers=self.workers, should_cancel=halted, ocr=self.ocr,
         )
         last: Any = _END
         try:
@@ -341,7 +344,7 @@ class Indexer:
         tally.pages_done += doc.page_count
         return FileIndexed(
             path=doc.path, status=doc.status, pages=doc.page_count, chunks=len(chunks),
-            error=doc.error, bad_pages=tuple(doc.bad_pages),
+            error=doc.error, bad_pages=tuple(doc.bad_pages), ocr_pages=doc.ocr_pages,
         )
 
     # ------------------------------------------------------------------ older ingest rules
@@ -411,6 +414,7 @@ class Indexer:
             and record.mtime == stat.st_mtime and not retry
             # A file that timed out is tried again: the machine may only have been busy.
             and record.status != DocStatus.TIMED_OUT
+            and not self._awaits_ocr(record.status, record.error)
             and (record.doc_id is None or self.store.has_document(record.doc_id)
                  or record.status not in (DocStatus.INDEXED, DocStatus.INDEXED_PARTIALLY))
         ):
@@ -418,7 +422,7 @@ class Indexer:
         doc_id = sha256_file(path)
         if record is not None and record.doc_id == doc_id and not retry and (
             self.store.has_document(doc_id) or record.status not in _RETRY_WITH_PASSWORD
-        ) and record.status != DocStatus.TIMED_OUT:
+        ) and record.status != DocStatus.TIMED_OUT and not self._awaits_ocr(record.status, record.error):
             # Touched but not changed, or restored after removal.
             self.store.set_file(str(path), doc_id, stat.st_size, stat.st_mtime, record.status, record.error)
             return self._as_event(str(path), doc_id, record.status, record.error)
@@ -429,16 +433,26 @@ class Indexer:
             return self._as_event(str(path), doc_id, status, "")
         return None
 
+    def _awaits_ocr(self, status: str, error: str) -> bool:
+        """A scanned or garbled file last read without OCR, now that OCR is on (a file
+        OCR has already tried says so in its message, and is not read again)."""
+        if not self.ocr or any(mark in error for mark in OCR_TRIED):
+            return False
+        if status in (DocStatus.NO_TEXT_LAYER, DocStatus.GARBLED_TEXT):
+            return True
+        return status == DocStatus.INDEXED_PARTIALLY and any(r in error for r in GARBLE_REASONS)
+
     def _as_event(self, path: str, doc_id: str | None, status: str, error: str) -> FileIndexed:
-        pages = chunks = 0
+        pages = chunks = ocr = 0
         bad: tuple[int, ...] = ()
         if doc_id:
             totals = self.store.document_totals(doc_id)
             if totals:
                 pages, chunks, bad = totals
+            ocr = self.store.document_ocr_pages(doc_id)
         return FileIndexed(
             path=path, status=DocStatus(status), pages=pages, chunks=chunks, unchanged=True,
-            error=error, bad_pages=bad,
+            error=error, bad_pages=bad, ocr_pages=ocr,
         )
 
     def _summary(self, tally: _Tally, removed: list[str], cancelled: bool) -> IndexSummary:

@@ -37,6 +37,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_MB = 2048
+# A file whose pages need OCR gets this much more time per page to read (a page takes
+# 1.5-3 s on one core here: bench/ocr.py), on top of the file's time limit.
+OCR_SECONDS_PER_PAGE = 15.0
 _POLL_S = 0.1  # how often cancellation is checked while waiting for workers
 _STOP_GRACE_S = 0.5
 
@@ -48,9 +51,16 @@ def default_workers() -> int:
     return max(1, min(4, (os.cpu_count() or 2) - 1))
 
 
+@dataclass(frozen=True)
+class _OcrNotice:
+    """Sent by a worker before it reads ``pages`` pages of its file with OCR."""
+
+    pages: int
+
+
 def _worker_main(connection: Connection, memory_mb: int | None) -> None:
-    """Worker loop: receive ``(path, passwords, title_only)``, send back the extracted
-    document."""
+    """Worker loop: receive ``(path, passwords, title_only, ocr)``, send back an
+    :class:`_OcrNotice` when pages need OCR, then the extracted document."""
     if memory_mb:
         try:
             import resource
@@ -70,8 +80,9 @@ def _worker_main(connection: Connection, memory_mb: int | None) -> None:
             return
         if job is None:
             return
-        path, passwords, title_only = job
-        document = extract_document(path, passwords, title_only=title_only)
+        path, passwords, title_only, ocr = job
+        document = extract_document(path, passwords, title_only=title_only, ocr=ocr,
+                                    on_ocr=lambda n: connection.send(_OcrNotice(n)))
         try:
             try:
                 connection.send(document)
@@ -90,6 +101,7 @@ class _Worker:
     connection: Connection
     path: str | None = None
     deadline: float = 0.0
+    limit: float = 0.0  # the time limit of the file in hand (longer when it needs OCR)
 
     def stop(self) -> None:
         try:
@@ -141,9 +153,11 @@ class ParsePool:
         timeout_s: float = DEFAULT_TIMEOUT_S,
         memory_limit_mb: int | None = DEFAULT_MEMORY_MB,
         start_method: str = "spawn",
+        ocr: bool = False,
     ) -> None:
         self.workers = max(1, workers or default_workers())
         self.timeout_s = timeout_s
+        self.ocr = ocr  # read pages without a text layer, and garbled ones, with OCR
         self.memory_limit_mb = memory_limit_mb
         self._context: Any = multiprocessing.get_context(start_method)
         self._idle: list[_Worker] = []
@@ -191,13 +205,15 @@ class ParsePool:
                     path = pending.popleft()
                     passwords = tuple(passwords_for(path)) if passwords_for else ()
                     try:
-                        worker.connection.send((path, passwords, title_only))
+                        worker.connection.send((path, passwords, title_only,
+                                                self.ocr and not title_only))
                     except (BrokenPipeError, OSError) as exc:
                         worker.stop()
                         yield _failed(path, DocStatus.UNREADABLE,
                                       f"Cannot read this PDF: the PDF reader did not start ({exc}).")
                         continue
                     worker.path, worker.deadline = path, time.monotonic() + self.timeout_s
+                    worker.limit = self.timeout_s
                     busy.append(worker)
                 if busy:
                     yield from self._collect(busy)
@@ -215,11 +231,20 @@ class ParsePool:
             path = worker.path or ""
             result: ExtractedDocument | None = None
             if worker.connection in ready or worker.process.sentinel in ready:
+                received: Any = None
                 try:
                     if worker.connection.poll():
-                        result = worker.connection.recv()
+                        received = worker.connection.recv()
                 except (EOFError, OSError) as exc:
                     logger.debug("worker pipe broke: %r", exc)
+                if isinstance(received, _OcrNotice):
+                    extra = received.pages * OCR_SECONDS_PER_PAGE
+                    worker.deadline += extra
+                    worker.limit += extra
+                    logger.info("%s: %d pages to read by OCR; time limit now %.0f s",
+                                path, received.pages, worker.limit)
+                    continue
+                result = received
                 if result is None:
                     worker.process.join(_STOP_GRACE_S)
                     reason = _death_reason(worker.process.exitcode)
@@ -230,10 +255,10 @@ class ParsePool:
                     worker.path = None
                     self._idle.append(worker)
             elif now >= worker.deadline:
-                logger.warning("parsing %s took over %.0f s; stopped", path, self.timeout_s)
+                logger.warning("parsing %s took over %.0f s; stopped", path, worker.limit)
                 worker.kill()
                 result = _failed(path, DocStatus.TIMED_OUT, (
-                    f"Reading this PDF took longer than {self.timeout_s:g} s, so it was skipped."
+                    f"Reading this PDF took longer than {worker.limit:g} s, so it was skipped."
                 ))
             if result is not None:
                 busy.remove(worker)
@@ -260,7 +285,8 @@ def parse_many(
     should_cancel: Callable[[], bool] | None = None,
     memory_limit_mb: int | None = DEFAULT_MEMORY_MB,
     title_only: bool = False,
+    ocr: bool = False,
 ) -> Generator[ExtractedDocument, None, None]:
     """One-shot :meth:`ParsePool.parse_many`: the workers end with the iteration."""
-    with ParsePool(workers, timeout_s, memory_limit_mb) as pool:
+    with ParsePool(workers, timeout_s, memory_limit_mb, ocr=ocr) as pool:
         yield from pool.parse_many(paths, passwords_for, should_cancel, title_only)

@@ -53,6 +53,8 @@ _THRESHOLDS = {
     "Latin-1 mojibake of CJK bytes": 0.30,
     "characters from unrelated scripts (mojibake)": 0.05,
 }
+# What a garbled page's message names as the reason (the detectors above).
+GARBLE_REASONS = tuple(_THRESHOLDS)
 _MIN_EVIDENCE = 3
 _MIN_WORD_CHARS = 3
 _MIN_LETTER_PAIRS = 10

@@ -126,6 +126,27 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE answers ADD COLUMN scope VARCHAR NOT NULL DEFAULT '';
         """,
     ),
+    (
+        4,
+        """
+        -- Pages read by OCR: the mean confidence of their lines (0: the page's own text),
+        -- and per document how many pages that is.
+        ALTER TABLE pages ADD COLUMN ocr_confidence DOUBLE NOT NULL DEFAULT 0;
+        ALTER TABLE documents ADD COLUMN ocr_pages INTEGER NOT NULL DEFAULT 0;
+        -- One row per line OCR read: where its text sits in the page text and its box
+        -- (points, the unrotated page, origin bottom-left): the viewer highlights with it.
+        CREATE TABLE ocr_lines (
+            doc_id VARCHAR NOT NULL,
+            page INTEGER NOT NULL,
+            char_start INTEGER NOT NULL,
+            char_end INTEGER NOT NULL,
+            x0 DOUBLE NOT NULL,
+            y0 DOUBLE NOT NULL,
+            x1 DOUBLE NOT NULL,
+            y1 DOUBLE NOT NULL
+        );
+        """,
+    ),
 ]
 
 

@@ -220,14 +220,15 @@ class Store:
                     cur.execute("DELETE FROM embeddings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc.doc_id])
                     cur.execute("DELETE FROM chunks WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM pages WHERE doc_id = ?", [doc.doc_id])
+                cur.execute("DELETE FROM ocr_lines WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM documents WHERE doc_id = ?", [doc.doc_id])
                 cur.execute(
-                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules, ocr_pages)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         doc.doc_id, doc.path, doc.title, version, str(doc.status), doc.error,
                         doc.page_count, len(chunks), ",".join(map(str, doc.bad_pages)),
-                        doc.size, doc.mtime, rules,
+                        doc.size, doc.mtime, rules, doc.ocr_pages,
                     ],
                 )
                 if doc.pages:
@@ -240,10 +241,26 @@ class Store:
                         "rotation": [int(p.rotation) for p in doc.pages],
                         "quality": [str(p.quality) for p in doc.pages],
                         "text": [p.text for p in doc.pages],
+                        "ocr_confidence": [float(p.ocr_confidence) for p in doc.pages],
                     })
                     cur.register("pages_in", pages)
                     cur.execute("INSERT INTO pages SELECT * FROM pages_in")
                     cur.unregister("pages_in")
+                    lines = [(p.page, r) for p in doc.pages if p.ocr for r in p.runs]
+                    if lines:
+                        table = pa.table({
+                            "doc_id": [doc.doc_id] * len(lines),
+                            "page": [page for page, _ in lines],
+                            "char_start": [r.char_start for _, r in lines],
+                            "char_end": [r.char_end for _, r in lines],
+                            "x0": [float(r.x0) for _, r in lines],
+                            "y0": [float(r.y0) for _, r in lines],
+                            "x1": [float(r.x1) for _, r in lines],
+                            "y1": [float(r.y1) for _, r in lines],
+                        })
+                        cur.register("lines_in", table)
+                        cur.execute("INSERT INTO ocr_lines SELECT * FROM lines_in")
+                        cur.unregister("lines_in")
                 if chunks:
                     table = pa.table({
                         "chunk_id": [c.chunk_id for c in chunks],
@@ -412,7 +429,8 @@ class Store:
         sql = (
             "SELECT f.path, f.doc_id, coalesce(d.title, ''), f.status, coalesce(d.pages, 0),"
             " coalesce(d.chunks, 0), coalesce(d.version, 1), f.error, coalesce(d.bad_pages, ''),"
-            " f.size, f.mtime FROM files f LEFT JOIN documents d ON d.doc_id = f.doc_id"
+            " f.size, f.mtime, coalesce(d.ocr_pages, 0)"
+            " FROM files f LEFT JOIN documents d ON d.doc_id = f.doc_id"
         )
         params: list[Any] = []
         if folder:
@@ -427,7 +445,7 @@ class Store:
                     status=DocStatus(r[3]), pages=int(r[4]), chunks=int(r[5]),
                     version=int(r[6]), error=r[7],
                     bad_pages=tuple(int(x) for x in r[8].split(",") if x),
-                    size=int(r[9]), mtime=float(r[10]),
+                    size=int(r[9]), mtime=float(r[10]), ocr_pages=int(r[11]),
                 )
             )
         return out
@@ -650,6 +668,28 @@ class Store:
             return None
         pages, chunks, bad = rows[0]
         return int(pages), int(chunks), tuple(int(x) for x in str(bad).split(",") if x)
+
+    def document_ocr_pages(self, doc_id: str) -> int:
+        """How many pages of a document were read by OCR."""
+        rows = self._query("SELECT ocr_pages FROM documents WHERE doc_id = ?", [doc_id])
+        return int(rows[0][0]) if rows else 0
+
+    def ocr_line_boxes(self, doc_id: str, page: int, char_start: int,
+                       char_end: int) -> list[tuple[float, float, float, float]]:
+        """The boxes (points, unrotated page, origin bottom-left) of the OCR lines of a page
+        that hold characters ``char_start:char_end`` of its text, in text order."""
+        rows = self._query(
+            "SELECT x0, y0, x1, y1 FROM ocr_lines WHERE doc_id = ? AND page = ?"
+            " AND char_end > ? AND char_start < ? ORDER BY char_start",
+            [doc_id, page, char_start, char_end],
+        )
+        return [(float(a), float(b), float(c), float(d)) for a, b, c, d in rows]
+
+    def page_geometry(self, doc_id: str, page: int) -> tuple[float, float, int] | None:
+        """(width, height, rotation) of a stored page."""
+        rows = self._query("SELECT width, height, rotation FROM pages WHERE doc_id = ? AND page = ?",
+                           [doc_id, page])
+        return (float(rows[0][0]), float(rows[0][1]), int(rows[0][2])) if rows else None
 
     def live_files(self, doc_id: str) -> list[tuple[str, int, float]]:
         """(path, size, mtime) of the files that held ``doc_id`` when last scanned."""
