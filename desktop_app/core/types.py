@@ -92,6 +92,20 @@ class PageText:
 
 
 @dataclass(frozen=True)
+class OcrLine:
+    """A line OCR read on a page, for the viewer: where its text sits in the page text,
+    and its box in points on the page as viewers show it (rotation applied, origin
+    top-left)."""
+
+    char_start: int
+    char_end: int
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+
+@dataclass(frozen=True)
 class ExtractedDocument:
     path: str
     doc_id: str  # sha256 of the bytes

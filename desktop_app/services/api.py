@@ -14,6 +14,7 @@ from desktop_app.core.types import (
     AnswerEvent,
     DocumentInfo,
     IndexEvent,
+    OcrLine,
     Passage,
     SourceState,
 )
@@ -58,6 +59,11 @@ class KnowledgeBaseAPI(Protocol):
     async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]: ...
 
     async def source_state(self, chunk_id: str, doc_id: str) -> SourceState: ...
+
+    async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
+        """The OCR lines of a page that hold ``char_start:char_end`` of its text, boxed as
+        the viewer draws them (empty for a page with its own text layer)."""
+        ...
 
     async def history(self) -> list[dict[str, Any]]:
         """Saved answers, newest first: answer_id, question, status, created_at, model_id,

@@ -29,6 +29,7 @@ from desktop_app.core.types import (
     AnswerFailed,
     DocumentInfo,
     IndexEvent,
+    OcrLine,
     Passage,
     SourceState,
 )
@@ -325,6 +326,20 @@ class KnowledgeBase:
         from desktop_app.core.library.history import source_state
 
         return await self._call(self._query_pool, lambda: source_state(self.store, chunk_id, doc_id))
+
+    async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
+        """The OCR lines of a page holding ``char_start:char_end`` of its text (none on a
+        page with its own text layer), boxed as the viewer draws them."""
+        from desktop_app.core.ingest.ocr import view_lines
+
+        def work() -> list[OcrLine]:
+            geometry = self.store.page_geometry(doc_id, page)
+            if geometry is None:
+                return []
+            lines = self.store.ocr_lines(doc_id, page, char_start, char_end)
+            return view_lines(lines, *geometry)
+
+        return await self._call(self._query_pool, work)
 
     async def history(self) -> list[dict[str, Any]]:
         return await self._call(self._query_pool, self.store.answers)

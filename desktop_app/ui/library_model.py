@@ -45,7 +45,7 @@ _WORDS = {
 _EXPLAIN = {
     DocStatus.INDEXED_PARTIALLY: "Some pages could not be read and are not searchable.",
     DocStatus.NEEDS_PASSWORD: "Encrypted. Double-click to give the password and index it.",
-    DocStatus.NO_TEXT_LAYER: "Scanned images without text: Folio cannot search it (no OCR yet).",
+    DocStatus.NO_TEXT_LAYER: "Scanned images without text that OCR could read (or OCR is off in Settings).",
     DocStatus.GARBLED_TEXT: "The text layer is not readable language (broken font encoding).",
     DocStatus.UNREADABLE: "The file is damaged or not a PDF.",
     DocStatus.TIMED_OUT: "Parsing took too long and was stopped.",
@@ -69,12 +69,15 @@ _STATUS_ORDER = {
 }
 
 
-def status_words(status: DocStatus | None, unchanged: bool = False) -> str:
+def status_words(status: DocStatus | None, unchanged: bool = False, ocr_pages: int = 0) -> str:
     if status is None:
         return WAITING
     if unchanged and status.searchable:
         return "unchanged"
-    return _WORDS.get(status, str(status))
+    words = _WORDS.get(status, str(status))
+    if ocr_pages and status.searchable:
+        words += f", {ocr_pages} page{'s' if ocr_pages != 1 else ''} by OCR"
+    return words
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class LibraryRow:
     error: str = ""
     bad_pages: tuple[int, ...] = ()
     mtime: float = 0.0  # the file's modification time when the library last saw it
+    ocr_pages: int = 0  # pages whose text OCR read
 
     @property
     def failed(self) -> bool:
@@ -305,10 +309,11 @@ class LibraryModel(QAbstractItemModel):
                     title=info.title or Path(info.path).stem,
                     pages=info.pages,
                     status=info.status,
-                    words=status_words(info.status),
+                    words=status_words(info.status, ocr_pages=info.ocr_pages),
                     error=info.error,
                     bad_pages=tuple(info.bad_pages),
                     mtime=info.mtime,
+                    ocr_pages=info.ocr_pages,
                 )
             )
 
@@ -336,9 +341,10 @@ class LibraryModel(QAbstractItemModel):
                 self._base(event.path, current),
                 pages=event.pages or (current.pages if current else 0),
                 status=event.status,
-                words=status_words(event.status, event.unchanged),
+                words=status_words(event.status, event.unchanged, event.ocr_pages),
                 error=event.error,
                 bad_pages=tuple(event.bad_pages),
+                ocr_pages=event.ocr_pages,
             )
         elif isinstance(event, IndexSummary):
             for row in self._indexing():
@@ -354,7 +360,7 @@ class LibraryModel(QAbstractItemModel):
     @staticmethod
     def _settled_words(row: LibraryRow, cancelled: bool) -> str:
         if row.status is not None:
-            return status_words(row.status)
+            return status_words(row.status, ocr_pages=row.ocr_pages)
         return STOPPED if cancelled else WAITING
 
     @staticmethod

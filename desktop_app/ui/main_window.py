@@ -33,6 +33,7 @@ from desktop_app.core.types import (
     FileIndexed,
     IndexProgress,
     IndexSummary,
+    OcrLine,
     SourcePayload,
     SourceState,
 )
@@ -469,7 +470,13 @@ class MainWindow(FolderDropMixin, QMainWindow):
         except KnownError as error:
             logger.info("source state of %s unknown: %s", source.chunk_id, error)
             state = SourceState.REMOVED if not Path(source.doc_path).is_file() else SourceState.CURRENT
-        return self.viewer.apply_source_state(token, state)
+        lines: list[OcrLine] = []
+        if state is SourceState.CURRENT:
+            try:  # a page read by OCR is highlighted from its line boxes
+                lines = await self.kb.ocr_lines(source.doc_id, source.page, source.char_start, source.char_end)
+            except KnownError as error:
+                logger.info("OCR lines of %s unknown: %s", source.chunk_id, error)
+        return self.viewer.apply_source_state(token, state, lines)
 
     # ------------------------------------------------------------------ export, settings, about
 

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.types import SourcePayload, SourceState, Span
+from desktop_app.core.types import OcrLine, SourcePayload, SourceState, Span
 from desktop_app.ui.answer_html import elide, esc
 from desktop_app.ui.find_bar import FindBar
 from desktop_app.ui.pdf_canvas import HighlightPdfView
@@ -36,6 +36,21 @@ from desktop_app.ui.theme import tool_button
 logger = logging.getLogger(__name__)
 
 ZOOM_STEP = 1.25
+
+
+def ocr_rects(lines: list[OcrLine], start: int, end: int) -> list[QRectF]:
+    """The parts of OCR lines that hold characters ``start:end`` of the page text (a
+    line's box is shared out evenly among its characters)."""
+    rects: list[QRectF] = []
+    for line in lines:
+        first, last = max(start, line.char_start), min(end, line.char_end)
+        if first >= last:
+            continue
+        share = (line.right - line.left) / max(1, line.char_end - line.char_start)
+        left = line.left + share * (first - line.char_start)
+        right = line.left + share * (last - line.char_start)
+        rects.append(QRectF(left, line.top, right - left, line.bottom - line.top))
+    return rects
 
 
 class PageViewer(QWidget):
@@ -177,8 +192,11 @@ class PageViewer(QWidget):
         self._show_header()
         return self._request
 
-    def apply_source_state(self, token: int, state: SourceState) -> bool:
-        """Highlight the passage if the file is as indexed; returns True if highlighted."""
+    def apply_source_state(self, token: int, state: SourceState,
+                           ocr_lines: list[OcrLine] | None = None) -> bool:
+        """Highlight the passage if the file is as indexed; returns True if highlighted.
+        ``ocr_lines``: the lines OCR read on a scanned page that hold the passage (the
+        highlight is drawn from their boxes instead of PDFium's text)."""
         if token != self._request or self._source is None:
             return False  # the user has clicked something else meanwhile
         source = self._source
@@ -192,6 +210,8 @@ class PageViewer(QWidget):
             )
         elif self.page_count() == 0:
             pass  # the load failure is already in the note
+        elif ocr_lines:
+            highlighted = self._highlight_ocr(source, ocr_lines)
         else:
             highlighted = self._highlight(source)
         self._decided = True
@@ -265,6 +285,21 @@ class PageViewer(QWidget):
             return False
         self.view.set_highlight(page, passage, support)
         self.note = "" if alignment.coverage > 0.9 else "Highlight approximate: the page text differs slightly."
+        return True
+
+    def _highlight_ocr(self, source: SourcePayload, lines: list[OcrLine]) -> bool:
+        page = source.page - 1
+        if not 0 <= page < self.document.pageCount():
+            self.note = f"The document has no page {source.page} any more."
+            return False
+        passage = ocr_rects(lines, source.char_start, source.char_end)
+        support: list[QRectF] = []
+        for start, end in self._support:
+            support += ocr_rects(lines, source.char_start + start, source.char_start + end)
+        if not passage:
+            return False
+        self.view.set_highlight(page, passage, support)
+        self.note = "This page was read by OCR: the highlight marks the lines it read."
         return True
 
     def _rects(self, page: int, segments: tuple[Span, ...] | list[Span]) -> list[QRectF]:

@@ -81,6 +81,9 @@ class SettingsDialog(QDialog):
         self.judge = QCheckBox("Ask the model to double-check each sentence (slower)", self)
         self.judge.setChecked(self.current.judge)
         self.judge.setAccessibleName("Judge each sentence with the model")
+        self.ocr = QCheckBox("Read scanned pages with OCR when indexing (about 3 s a page)", self)
+        self.ocr.setChecked(self.current.ocr)
+        self.ocr.setAccessibleName("Read scanned pages with OCR")
         self.language = self._combo("Prompt language", (("auto", "Automatic"), ("en", "English"), ("zh", "Chinese")))
         self.data_dir = QLineEdit(self.current.data_dir, self)
         self.data_dir.setPlaceholderText(f"Default: {paths.data_dir()}")
@@ -97,7 +100,7 @@ class SettingsDialog(QDialog):
             ("Max answer tokens", self.max_tokens), ("Temperature", self.temperature),
             ("CPU threads", self.threads), ("Prompt language", self.language), ("", self.judge),
         ], stretch=False)  # fmt: skip
-        storage = self._group("Storage", [("Data folder", data_row)])
+        storage = self._group("Storage", [("Data folder", data_row), ("", self.ocr)])
         note = QLabel("Changes apply to the next question. Models stay in Folio's models folder.", self)
         note.setStyleSheet(MUTED)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel, self)
@@ -356,6 +359,7 @@ class SettingsDialog(QDialog):
             judge=self.judge.isChecked(),
             prompt_language=self.language.currentData(),
             data_dir=self.data_dir.text().strip(),
+            ocr=self.ocr.isChecked(),
         )
 
     def try_save(self) -> bool:

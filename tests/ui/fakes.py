@@ -33,6 +33,7 @@ from desktop_app.core.types import (
     IndexEvent,
     IndexProgress,
     IndexSummary,
+    OcrLine,
     Passage,
     SourcePayload,
     SourceState,
@@ -148,6 +149,7 @@ class FakeKnowledgeBase:
         self.scopes: list[tuple[str, ...]] = []  # the scope each question was asked within
         self.documents_by_path: dict[str, DocumentInfo] = {}
         self.state_overrides: dict[str, SourceState] = {}
+        self.ocr_lines_by_page: dict[tuple[str, int], list[OcrLine]] = {}  # (doc_id, page)
         self.pause_at: int | None = None  # hold the answer stream after this many events
         self.resume = asyncio.Event()
         self.paused = asyncio.Event()
@@ -270,6 +272,11 @@ class FakeKnowledgeBase:
                     return SourceState.REMOVED
                 return SourceState.CURRENT if sha256_file(path) == doc_id else SourceState.CHANGED
         return SourceState.REMOVED
+
+    async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
+        await asyncio.sleep(0)
+        return [line for line in self.ocr_lines_by_page.get((doc_id, page), [])
+                if line.char_end > char_start and line.char_start < char_end]
 
     # ------------------------------------------------------------------ history
 

@@ -183,3 +183,19 @@ def test_the_menu_key_opens_the_selected_rows_menu(window, fake_kb, library, run
     assert len(shown) == 1  # shown at the row, not at the mouse
     pane.menu.actions()[0].trigger()
     assert window.conversation.scope == (str(library["guide"].path),)
+
+
+def test_a_file_indexed_through_ocr_says_how_many_pages_ocr_read(qapp) -> None:  # noqa: ANN001
+    from desktop_app.core.types import FileIndexed, IndexSummary
+    from desktop_app.ui.library_model import LibraryModel
+
+    model = LibraryModel()
+    model.apply(FileIndexed(path="/lib/scan.pdf", status=DocStatus.INDEXED, pages=12, chunks=30, ocr_pages=12))
+    row = model.row("/lib/scan.pdf")
+    assert row is not None and row.words == "indexed, 12 pages by OCR"
+    assert row.detail() == "scan.pdf · 12 pages · indexed, 12 pages by OCR"
+    model.apply(IndexSummary(documents=1, pages=12, chunks=30, unchanged=0, failed=(), removed=()))
+    assert model.row("/lib/scan.pdf").words == "indexed, 12 pages by OCR"
+    model.set_documents([DocumentInfo(doc_id="d", path="/lib/part.pdf", title="Part", pages=23, chunks=9,
+                                      status=DocStatus.INDEXED_PARTIALLY, ocr_pages=1)])
+    assert model.row("/lib/part.pdf").words == "partially indexed, 1 page by OCR"

@@ -151,3 +151,33 @@ def test_an_unreadable_file_settles_with_a_reason(viewer, run, tmp_path) -> None
     source = SourcePayload("1", "x:1:0", "x", str(broken), "Broken", 1, "1", "", "anything", 0, 8)
     assert not open_passage(viewer, run, source)
     assert "not a readable PDF" in viewer.header.text()
+
+
+def test_a_page_read_by_ocr_is_highlighted_from_its_line_boxes(viewer, run, tmp_path, shared_dir) -> None:  # noqa: ANN001
+    from desktop_app.core.ids import chunk_id, sha256_file
+    from desktop_app.core.types import OcrLine
+
+    scan = tmp_path / "scan.pdf"  # an image without a text layer: PDFium has no text for it
+    shutil.copy(shared_dir / "hostile" / "scan_image_only.pdf", scan)
+    text = "Docling bundles PDF document conversion to\nJSON and Markdown in an easy self contained"
+    doc_id = sha256_file(scan)
+    source = SourcePayload(id="1", chunk_id=chunk_id(doc_id, 1, 0), doc_id=doc_id, doc_path=str(scan),
+                           doc_title="Scan", page=1, page_label="1", section="", text=text,
+                           char_start=0, char_end=len(text))
+    lines = [OcrLine(0, 42, 73.4, 76.4, 505.1, 96.2), OcrLine(43, 86, 72.0, 103.0, 505.4, 123.6)]
+
+    async def go() -> bool:
+        waiter = SignalWaiter(viewer.settled)
+        token = viewer.show_source(source, [(43, 86)])
+        highlighted = viewer.apply_source_state(token, SourceState.CURRENT, lines)
+        await waiter.wait(10)
+        return highlighted
+
+    assert run(go())
+    page_rect = viewer.view.page_rect()
+    first, second = (viewer.view.to_viewport(QRectF(line.left, line.top, line.right - line.left,
+                                                    line.bottom - line.top), page_rect) for line in lines)
+    assert covers(viewer.view.highlight_rects(), [first, second])
+    assert covers(viewer.view.support_rects(), [second])
+    assert not any(s.intersects(first.adjusted(0, 0, 0, -4)) for s in viewer.view.support_rects())
+    assert "read by OCR" in viewer.note

@@ -36,6 +36,8 @@ def test_every_field_persists_to_the_toml_file(window, folio_home, tmp_path, run
     dialog.temperature.setValue(0.4)
     dialog.threads.setValue(2)
     dialog.judge.setChecked(True)
+    assert dialog.ocr.isChecked()  # OCR is on by default
+    dialog.ocr.setChecked(False)
     dialog.language.setCurrentIndex(dialog.language.findData("zh"))
     dialog.data_dir.setText(str(data))
     saved: list[tuple[object, bool]] = []
@@ -48,12 +50,12 @@ def test_every_field_persists_to_the_toml_file(window, folio_home, tmp_path, run
     loaded = settings_store.load()
     assert (loaded.citation_style, loaded.sources_per_answer, loaded.max_tokens) == ("shortid", 7, 512)
     assert (loaded.temperature, loaded.threads, loaded.judge, loaded.prompt_language) == (0.4, 2, True, "zh")
-    assert loaded.data_dir == str(data)
+    assert loaded.data_dir == str(data) and loaded.ocr is False
     # Reopened, the dialog shows what was saved.
     again = window.show_settings()
     assert again.model.currentData() == "file" and again.model_path.text() == str(model)
     assert again.embedder_path.text() == str(embedder) and again.judge.isChecked()
-    assert again.data_dir.text() == str(data)
+    assert again.data_dir.text() == str(data) and not again.ocr.isChecked()
     again.reject()
 
 

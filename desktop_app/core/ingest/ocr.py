@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from desktop_app.core.types import PageQuality, PageText, TextRun
+from desktop_app.core.types import OcrLine, PageQuality, PageText, TextRun
 
 logger = logging.getLogger(__name__)
 
@@ -198,6 +198,13 @@ def to_view_box(box: Box, width: float, height: float, rotation: int) -> Box:
             points.append((x, height - y))
     us, vs = [p[0] for p in points], [p[1] for p in points]
     return (min(us), min(vs), max(us), max(vs))
+
+
+def view_lines(store_lines: Sequence[tuple[int, int, Box]], width: float, height: float,
+               rotation: int) -> list[OcrLine]:
+    """Stored OCR lines (page boxes) as the viewer draws them (:func:`to_view_box`)."""
+    return [OcrLine(start, end, *to_view_box(box, width, height, rotation))
+            for start, end, box in store_lines]
 
 
 def _reading_order(lines: list[RecognisedLine]) -> list[RecognisedLine]:

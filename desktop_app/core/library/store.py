@@ -674,16 +674,22 @@ class Store:
         rows = self._query("SELECT ocr_pages FROM documents WHERE doc_id = ?", [doc_id])
         return int(rows[0][0]) if rows else 0
 
-    def ocr_line_boxes(self, doc_id: str, page: int, char_start: int,
-                       char_end: int) -> list[tuple[float, float, float, float]]:
-        """The boxes (points, unrotated page, origin bottom-left) of the OCR lines of a page
-        that hold characters ``char_start:char_end`` of its text, in text order."""
+    def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int
+                  ) -> list[tuple[int, int, tuple[float, float, float, float]]]:
+        """(char_start, char_end, box) of the OCR lines of a page that hold characters
+        ``char_start:char_end`` of its text, in text order; boxes in points on the
+        unrotated page, origin bottom-left."""
         rows = self._query(
-            "SELECT x0, y0, x1, y1 FROM ocr_lines WHERE doc_id = ? AND page = ?"
+            "SELECT char_start, char_end, x0, y0, x1, y1 FROM ocr_lines WHERE doc_id = ? AND page = ?"
             " AND char_end > ? AND char_start < ? ORDER BY char_start",
             [doc_id, page, char_start, char_end],
         )
-        return [(float(a), float(b), float(c), float(d)) for a, b, c, d in rows]
+        return [(int(s), int(e), (float(a), float(b), float(c), float(d))) for s, e, a, b, c, d in rows]
+
+    def ocr_line_boxes(self, doc_id: str, page: int, char_start: int,
+                       char_end: int) -> list[tuple[float, float, float, float]]:
+        """The boxes of :meth:`ocr_lines`."""
+        return [box for _, _, box in self.ocr_lines(doc_id, page, char_start, char_end)]
 
     def page_geometry(self, doc_id: str, page: int) -> tuple[float, float, int] | None:
         """(width, height, rotation) of a stored page."""
