@@ -11,8 +11,9 @@
   ``318 NOTES``), are running heads: not headings, never a chunk alone, and not counted
   toward a chunk's size when a heading decides where a new chunk starts.
 * Never a heading (nor a section name): a MIME boundary (``--THIS_STRING_SEPARATES--``), a
-  row of punctuation, a running head, and in a document set as plain text (an RFC: most
-  lines indented by spaces) any indented line (its examples, grammar, reference lists).
+  row of punctuation, a running head. In a document set as plain text (an RFC: most lines
+  indented by spaces) an indented line (numbered steps, examples, grammar, reference
+  lists) may end a clause but never names a section.
   A section name is a heading's label plus its title, never a sentence that goes on
   (``Section 404 of the DMCA amends…`` is named ``Section 404``).
 * ``chunk.section`` is the heading path in effect where the chunk's text starts
@@ -135,6 +136,9 @@ class Heading:
     level: int  # 0 = part, 1 = chapter, 2 = section, 3+ = clauses
     entry: str  # what goes into the section path ("" = a boundary that names nothing)
     named: bool = False  # says what it is: "Chapter 3", "Clause 4", "第三章", "## Title"
+
+
+_UNNAMED_CLAUSE = Heading(9, "")  # a boundary that names nothing ("1. The tenant shall …")
 
 
 def _is_cjk(char: str) -> bool:
@@ -346,7 +350,11 @@ class _Page:
                     self._add_sentences(body_start, position)
                     self.units.append(_Unit(position, end, tokens, running=True))
                     body_start = end
-            elif not (plain and line.startswith("  ")) and (heading := detect_heading(line)) is not None:
+            elif (heading := detect_heading(line)) is not None:
+                if plain and line.startswith("  "):
+                    # An indented line of a plain-text document (an RFC's numbered steps,
+                    # examples, reference lists) may end a clause but never names one.
+                    heading = _UNNAMED_CLAUSE
                 self._add_sentences(body_start, position)
                 self._add(position, end, heading)
                 body_start = end
