@@ -269,3 +269,31 @@ def test_search_and_ask_within_a_file_or_folder(folder: Path, tmp_path: Path) ->
     failed = collect(kb.ask("damage?", scope=[tmp_path / "elsewhere"]))
     assert isinstance(failed[0], AnswerFailed) and failed[0].known
     close(kb)
+
+
+def test_ocr_lines_of_a_cited_span_come_boxed_as_the_viewer_draws_them(tmp_path: Path) -> None:
+    from desktop_app.core.ingest import chunking
+    from desktop_app.core.ingest.ocr import RENDER_DPI, RecognisedLine, page_from_lines
+    from desktop_app.core.text import words as termlib
+    from desktop_app.core.types import DocStatus, ExtractedDocument, PageQuality, PageText
+
+    scale = RENDER_DPI / 72.0
+    lines = [RecognisedLine("Inspection of the impeller housing", 0.96, (100, 200, 700, 240)),
+             RecognisedLine("the seal is replaced every year", 0.94, (100, 260, 640, 300))]
+    scanned = PageText(1, "1", 595.0, 842.0, 90, "", PageQuality.EMPTY)  # shown landscape
+    page = page_from_lines(scanned, lines, scale)
+    doc = ExtractedDocument(path=str(tmp_path / "scan.pdf"), doc_id="e" * 64, size=1, mtime=1.0,
+                            title="Scan", status=DocStatus.INDEXED, page_count=1, pages=(page,))
+    kb = make_kb(tmp_path)
+    try:
+        chunks = chunking.chunk_document(doc, max_tokens=200)
+        kb.store.write_document(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks],
+                                None, "", 1)
+        start = page.text.index("seal")
+        found = asyncio.run(kb.ocr_lines(doc.doc_id, 1, start, start + 4))
+        assert len(found) == 1 and found[0].char_start == page.text.index("the seal")
+        box = (found[0].left, found[0].top, found[0].right, found[0].bottom)
+        assert box == pytest.approx((100 / scale, 260 / scale, 640 / scale, 300 / scale))
+        assert asyncio.run(kb.ocr_lines(doc.doc_id, 2, 0, 10)) == []  # no such page
+    finally:
+        close(kb)

@@ -148,11 +148,12 @@ def spaced_text(chars: Sequence[str], columns: Sequence[int]) -> str:
     return out
 
 
-def render_page(pdf: Any, index: int, dpi: int = RENDER_DPI) -> tuple[Any, float]:
-    """The page as an RGB array and the scale used (pixels per point)."""
+def render_page(pdf: Any, index: int, dpi: int | None = None) -> tuple[Any, float]:
+    """The page as an RGB array and the scale used (pixels per point); ``dpi``: default
+    :data:`RENDER_DPI`."""
     page = pdf[index]
     width, height = page.get_size()
-    scale = dpi / 72.0
+    scale = (dpi or RENDER_DPI) / 72.0
     if width * height * scale * scale > _MAX_PIXELS:  # a poster: fewer pixels, not a crash
         scale = (_MAX_PIXELS / max(1.0, width * height)) ** 0.5
     bitmap = page.render(scale=scale)
