@@ -276,7 +276,10 @@ class MainWindow(FolderDropMixin, QMainWindow):
     def ask_within(self, path: str) -> None:
         """Library ▸ Ask about this document/folder: the next questions search only it."""
         row = self.library.row(path)
-        label = row.title if row is not None else f"{Path(path).name} (folder)"
+        if row is not None:
+            label = row.title
+        else:  # not listed in the pane (e.g. `folio --in FILE` with no folder open)
+            label = f"{Path(path).name} (folder)" if Path(path).is_dir() else Path(path).name
         self.conversation.set_scope((path,), label)
         self.conversation.question.setFocus()
         self.show_status(f"Questions now search only {label}. Remove the chip above the question box to search everything.")
