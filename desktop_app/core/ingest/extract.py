@@ -281,6 +281,8 @@ def _extract(data: bytes, file: Path, passwords: Sequence[str],
     pages = _contaminate(pages, assessments)
     if on_ocr is not None:
         pages = _read_by_ocr(data, pages, password, on_ocr)
+        if pages[0].ocr:  # the title line of a scanned first page, now that it has text
+            base["title"] = choose_title(metadata, pages[0], file.stem)
     status, error = _document_status(pages, on_ocr is not None)
     return ExtractedDocument(**base, status=status, error=error, page_count=count,
                              pages=tuple(pages))

@@ -81,9 +81,12 @@ class RapidOcrReader:
             logging.getLogger("RapidOCR").setLevel(logging.WARNING)
             from rapidocr_onnxruntime import RapidOCR
 
+            # No direction classifier: PDFium renders the page upright (its /Rotate
+            # applied), and the classifier turned whole upright lines of RFC 6455 upside
+            # down, which then read as nothing (bench/ocr.py).
             self._engine = RapidOCR(
                 intra_op_num_threads=self.threads, inter_op_num_threads=1,
-                max_side_len=4000, text_score=MIN_LINE_CONFIDENCE,
+                max_side_len=4000, text_score=MIN_LINE_CONFIDENCE, use_cls=False,
             )
         return self._engine
 
