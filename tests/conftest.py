@@ -12,6 +12,21 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
+def strict() -> bool:
+    """In CI and under `make test` (FOLIO_REQUIRE_MODELS) a missing model, font, shared file
+    or native library fails the run instead of skipping the test."""
+    return bool(os.environ.get("FOLIO_REQUIRE_MODELS") or os.environ.get("CI"))
+
+
+def require(available: bool, message: str) -> None:
+    """Skip with ``message`` when ``available`` is false; fail instead under :func:`strict`."""
+    if available:
+        return
+    if strict():
+        pytest.fail(message)
+    pytest.skip(message)
+
+
 @pytest.fixture(autouse=True)
 def folio_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("folio-home")
@@ -21,18 +36,15 @@ def folio_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 @pytest.fixture(scope="session")
 def shared_dir() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent: the shared corpus is needed for this test")
+    require(SHARED.is_dir(), f"{SHARED} is absent: the shared corpus is needed for this test")
     return SHARED
 
 
 def _need_model(path: Path, what: str) -> Path:
     if path.exists():
         return path
-    message = f"{what} is not installed at {path}: run `make test` (it runs `folio models install --small`)"
-    if os.environ.get("FOLIO_REQUIRE_MODELS"):
-        pytest.fail(message)
-    pytest.skip(message)
+    require(False, f"{what} is not installed at {path}: run `make test` (it runs `folio models install --small`)")
+    return path  # not reached
 
 
 def _models_dir() -> Path:

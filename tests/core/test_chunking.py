@@ -12,6 +12,7 @@ from desktop_app.core.ids import chunk_id
 from desktop_app.core.ingest.chunking import approx_tokens, chunk_document, detect_heading
 from desktop_app.core.ingest.extract import extract_document
 from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageQuality, PageText
+from tests.conftest import require, strict
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 DOC_ID = "ab" * 32
@@ -219,7 +220,7 @@ def test_token_estimate() -> None:
     assert approx_tokens("Kaliber anderes", english=False) > approx_tokens("Kaliber anderes")
 
 
-@pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} is absent")
+@pytest.mark.skipif(not SHARED.is_dir() and not strict(), reason=f"{SHARED} is absent")
 def test_a_real_chinese_standard_page_keeps_its_clause_numbers() -> None:
     doc = extract_document(str(SHARED / "corpus" / "zh_standard_anhui_landuse_p173.pdf"))
     chunks = chunk_document(doc)
@@ -230,8 +231,7 @@ def test_a_real_chinese_standard_page_keeps_its_clause_numbers() -> None:
 
 
 def test_chunks_fit_the_real_embedder_window(embedder_dir: Path) -> None:
-    if not SHARED.is_dir():
-        pytest.skip(f"{SHARED} is absent")
+    require(SHARED.is_dir(), f"{SHARED} is absent")
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(embedder_dir / "tokenizer.json"))

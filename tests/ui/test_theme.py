@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
 from PySide6.QtGui import QFontDatabase, QTextLayout
 
 from desktop_app.ui import theme
 from desktop_app.ui.answer_html import elide
+from tests.conftest import require
 
 
 def families_drawing(text: str, font) -> list[str]:  # noqa: ANN001
@@ -20,8 +20,7 @@ def families_drawing(text: str, font) -> list[str]:  # noqa: ANN001
 def test_latin_keeps_the_ui_font_and_chinese_gets_a_cjk_font(qapp) -> None:  # noqa: ANN001
     installed = set(QFontDatabase.families())
     cjk = next((f for f in theme.CJK_FAMILIES if f in installed), None)
-    if cjk is None:
-        pytest.skip("no CJK font installed (Debian: fonts-noto-cjk)")
+    require(cjk is not None, "no CJK font installed (Debian: fonts-noto-cjk; `make test` installs it)")
     previous = qapp.font()
     try:
         font = theme.apply_fonts(qapp)
