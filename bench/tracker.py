@@ -1,7 +1,8 @@
 """Streaming citation tracking: Folio's incremental tracker vs an R2R-style rescan.
 
-Feeds an ~8,000-character answer with ~200 markers in ~4-character deltas (as a model
-streams tokens) to
+Feeds answers of the lengths Folio writes (320 and 1,024 tokens: ~1,300 and ~4,100
+characters, one marker per ~40 characters as in a cited answer) and an 8,000-character one
+with 200 markers, in ~4-character deltas (as a model streams tokens), to
 
 - Folio: ``CitationTracker.feed(delta)`` (scans the delta plus a bounded unclosed tail);
 - R2R: ``buffer += delta; find_new_citation_spans(buffer, tracker)`` (re-runs the regex
@@ -95,9 +96,15 @@ def timed(run: Callable[[], object], repeats: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--chars", type=int, default=8000)
-    parser.add_argument("--markers", type=int, default=200)
+    parser.add_argument("--lengths", default="1300:32,4100:100,8000:200",
+                        help="answers to measure, CHARS:MARKERS (320 and 1,024 tokens, then 8k)")
     args = parser.parse_args()
+    for item in args.lengths.split(","):
+        chars, markers = (int(x) for x in item.split(":"))
+        measure(chars, markers, args.repeats)
+
+
+def measure(chars: int, marker_count: int, repeats: int) -> None:
     rng = random.Random(2024)
     passages = [
         Passage(f"{'ab' * 8}:{i}:0", "d", "/x.pdf", "X", i, str(i), "", 0, 1, 1.0, "t")
@@ -105,22 +112,22 @@ def main() -> None:
     ]
     short_ids = SourceMap.build(passages, "shortid").labels()
     answers = {
-        "shortid": [f"[{rng.choice(short_ids)}]" for _ in range(args.markers)],
+        "shortid": [f"[{rng.choice(short_ids)}]" for _ in range(marker_count)],
         "label": [
             rng.choice(["[1]", "[2]", "[1, 3]", "【2】", "[4][5]", "[1-3]"])
-            for _ in range(args.markers)
+            for _ in range(marker_count)
         ],
     }
-    print(f"{args.repeats} repeats, median wall time per whole answer")
+    print(f"{chars} characters, {repeats} repeats, median wall time per whole answer")
     for style, markers in answers.items():
-        text = make_answer(args.chars, markers, rng)
+        text = make_answer(chars, markers, rng)
         deltas = split_deltas(text, rng)
         ours, theirs = folio(deltas, style), r2r_rescan(deltas, style)
         if ours != theirs:
             raise SystemExit(f"{style}: the two trackers disagree")
         spans = sum(len(v) for v in ours.values())
-        t_folio = timed(lambda d=deltas, s=style: folio(d, s), args.repeats)
-        t_rescan = timed(lambda d=deltas, s=style: r2r_rescan(d, s), args.repeats)
+        t_folio = timed(lambda d=deltas, s=style: folio(d, s), repeats)
+        t_rescan = timed(lambda d=deltas, s=style: r2r_rescan(d, s), repeats)
         print(
             f"[{style}] {len(text)} chars, {len(deltas)} deltas, {len(markers)} markers, "
             f"{spans} (id, span) pairs\n"
