@@ -2,7 +2,7 @@
 
 Runs inside a parse worker (:mod:`desktop_app.core.ingest.parse_pool`) for the pages the
 extractor finds without a text layer (EMPTY) or with garbled text (GARBLED). The page is
-rendered with ``pypdfium2`` at :data:`RENDER_DPI` (the page as viewers show it: crop box,
+rendered with ``pypdfium2`` at :data:`RENDER_DPI` (150 dpi; the page as viewers show it: crop box,
 /Rotate applied), and ``rapidocr-onnxruntime`` (PP-OCRv4 detection, direction and
 recognition, Chinese and English, on onnxruntime) finds and reads its lines.
 
@@ -33,9 +33,10 @@ from desktop_app.core.types import OcrLine, PageQuality, PageText, TextRun
 
 logger = logging.getLogger(__name__)
 
-# 200 dpi: character error 1.0% (English) at 2.9 s a page; 150 dpi lost small print
-# (footnotes, table figures), 300 dpi read no better and took 1.9× as long (bench/ocr.py).
-RENDER_DPI = 200
+# 150 dpi (bench/ocr.py, 17 corpus pages made into JPEG scans at 300 dpi): character error
+# 1.75% English, 1.13% Chinese at 3.3 and 2.3 s a page on one core; 200 dpi read no better
+# (1.80%, 1.66%) and took a third longer, 300 dpi half as long again.
+RENDER_DPI = 150
 # A gap of more than this many CTC columns (of 8 pixels in a line scaled to 48) between two
 # Latin characters is a space: within words gaps reach 5 (after an m), between them 7+.
 WORD_GAP = int(os.environ.get("FOLIO_OCR_WORD_GAP", "5"))
