@@ -68,6 +68,8 @@ def test_a_page_ocr_cannot_read_stays_flagged() -> None:
     assert page.quality == PageQuality.GARBLED and not page.ocr
     assert page.error.startswith("garbled text: glyph names") and "OCR could not read it" in page.error
     assert page_from_lines(_blank_page(), [], SCALE) == _blank_page()  # nothing found: as it was
+    nothing = page_from_lines(garbled, [], SCALE)  # a garbled page says OCR tried (not read again)
+    assert nothing.quality == PageQuality.GARBLED and "OCR could not read it" in nothing.error
 
 
 def test_latin_words_get_spaces_where_the_recogniser_left_a_gap() -> None:

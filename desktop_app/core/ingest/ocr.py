@@ -236,7 +236,7 @@ def page_from_lines(page: PageText, lines: Sequence[RecognisedLine], scale: floa
 
     kept = [line for line in lines if line.text and line.confidence >= MIN_LINE_CONFIDENCE]
     if not kept:
-        return page
+        return _unread(page, "OCR could not read it (no line of text found)")
     parts: list[str] = []
     runs: list[TextRun] = []
     offset = 0
@@ -249,11 +249,17 @@ def page_from_lines(page: PageText, lines: Sequence[RecognisedLine], scale: floa
     confidence = sum(line.confidence * len(line.text) for line in kept) / sum(len(line.text) for line in kept)
     assessment = assess_text(text)
     if confidence < MIN_CONFIDENCE or assessment.quality != PageQuality.OK:
-        why = f"OCR could not read it (confidence {confidence:.2f})"
-        error = f"{page.error}; {why}" if page.error else why
-        return dataclasses.replace(page, error=error)
+        return _unread(page, f"OCR could not read it (confidence {confidence:.2f})", always=True)
     return dataclasses.replace(page, text=text, quality=PageQuality.OK, runs=tuple(runs),
                                error="", ocr_confidence=round(confidence, 4))
+
+
+def _unread(page: PageText, why: str, always: bool = False) -> PageText:
+    """``page`` as it was, a garbled one saying that OCR tried (an EMPTY page found empty
+    says nothing: the document's status speaks for it)."""
+    if page.quality != PageQuality.GARBLED and not always:
+        return page
+    return dataclasses.replace(page, error=f"{page.error}; {why}" if page.error else why)
 
 
 def ocr_pages(data: bytes, pages: list[PageText], password: str = "",
@@ -276,6 +282,7 @@ def ocr_pages(data: bytes, pages: list[PageText], password: str = "",
                 raise
             except Exception as exc:  # noqa: BLE001 - one page OCR cannot read stays flagged
                 logger.info("OCR failed on page %d: %r", pages[i].page, exc)
+                out[i] = _unread(pages[i], f"OCR could not read it ({type(exc).__name__})")
     finally:
         pdf.close()
     return out
