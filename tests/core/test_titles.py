@@ -68,6 +68,14 @@ def test_the_largest_line_near_the_top_is_the_title_and_its_second_line_joins_it
     assert choose_title("", first, "file") == "Overview of the Model: Origins and Directions"
 
 
+def test_the_end_of_a_sentence_set_large_is_not_a_title() -> None:
+    """A scan's OCR boxes can make the last line of a paragraph the tallest on the page
+    (scan_flattened_loremipsum.pdf gave "ametdapibus justo.")."""
+    scan = page([("ametdapibus justo.", 15.0), *BODY])
+    assert title_line(scan) == ("", False)
+    assert choose_title("", scan, "scan_flattened_loremipsum") == "scan_flattened_loremipsum"
+
+
 def test_the_rule_in_order() -> None:
     first = page([("Annual Report 2023", 20.0), *BODY])
     # A good metadata title wins; a file name or a placeholder does not.

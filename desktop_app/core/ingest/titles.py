@@ -200,6 +200,8 @@ def _one_size(lines: list[Line]) -> bool:
 
 def _readable(text: str) -> bool:
     letters = sum(1 for c in text if c.isalpha())
+    if text[:1].islower() and text.rstrip().endswith("."):
+        return False  # the end of a sentence ("ametdapibus justo." on a scan), not a title
     return letters >= 3 and letters >= 0.4 * len(text.replace(" ", ""))
 
 
