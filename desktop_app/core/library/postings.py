@@ -175,35 +175,26 @@ SELECT p.term_id, count(*) FROM postings p
 SEMI JOIN (SELECT unnest(?::BIGINT[]) AS term_id) q ON q.term_id = p.term_id
 GROUP BY p.term_id
 """
+# The weighted query terms ($ids, $w, and $bit: bit i marks term i) and the BM25 of a chunk
+# holding them, shared by the statements below.
+_QUERY_TERMS = """WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
+                  unnest($bit::BIGINT[]) AS bit)"""
+_BM25 = f"sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl)))"
+_SCORED = f"""{_QUERY_TERMS}
+SELECT p.ckey, {_BM25} AS score, bit_or(q.bit)
+FROM postings p JOIN q ON q.term_id = p.term_id"""
 # BM25 of every chunk holding a scored query term: the best ``k``, each with a bit mask
-# of the query terms it holds (bit i = term i of $ids).
-SCORE_SQL = f"""
-WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
-                  unnest($bit::BIGINT[]) AS bit)
-SELECT p.ckey,
-       sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score,
-       bit_or(q.bit)
-FROM postings p JOIN q ON q.term_id = p.term_id
+# of the query terms it holds.
+SCORE_SQL = f"""{_SCORED}
 GROUP BY p.ckey ORDER BY score DESC, p.ckey LIMIT $k
 """
 # The same, among the chunks of $within only (a question asked within some documents).
-SCORE_WITHIN_SQL = f"""
-WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
-                  unnest($bit::BIGINT[]) AS bit)
-SELECT p.ckey,
-       sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))) AS score,
-       bit_or(q.bit)
-FROM postings p JOIN q ON q.term_id = p.term_id
+SCORE_WITHIN_SQL = f"""{_SCORED}
 SEMI JOIN (SELECT unnest($within::BIGINT[]) AS ckey) s ON s.ckey = p.ckey
 GROUP BY p.ckey ORDER BY score DESC, p.ckey LIMIT $k
 """
 # The same BM25 for given chunks only (dense candidates the first query did not return).
-EXTRA_SQL = f"""
-WITH q AS (SELECT unnest($ids::BIGINT[]) AS term_id, unnest($w::DOUBLE[]) AS w,
-                  unnest($bit::BIGINT[]) AS bit)
-SELECT p.ckey, sum(q.w * p.tf * {BM25_K1 + 1} / (p.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * p.dl / $avgdl))),
-       bit_or(q.bit)
-FROM postings p JOIN q ON q.term_id = p.term_id
+EXTRA_SQL = f"""{_SCORED}
 WHERE p.ckey IN (SELECT unnest($extra::BIGINT[]))
 GROUP BY p.ckey
 """
