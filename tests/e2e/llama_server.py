@@ -4,7 +4,6 @@ is not a model server. Loopback only; every process is stopped by the test that 
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.conftest import require
 
 SERVER_EXTRAS = ("fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings")
 
@@ -33,9 +34,7 @@ def need_server_extras() -> None:
     missing = [name for name in SERVER_EXTRAS if importlib.util.find_spec(name) is None]
     if missing:
         message = f"llama_cpp.server needs {', '.join(missing)}: run `make test` (pip install -e '.[test]')"
-        if os.environ.get("FOLIO_REQUIRE_MODELS"):
-            pytest.fail(message)
-        pytest.skip(message)
+        require(False, message)
 
 
 class LlamaServer:

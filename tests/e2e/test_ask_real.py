@@ -33,6 +33,14 @@ def library(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path, small_mo
     for name in DOCS:
         shutil.copy(shared_dir / "corpus" / name, folder / name)
     env = dict(os.environ, FOLIO_HOME=str(root / "home"), FOLIO_MODELS_DIR=str(small_model_path.parent))
+    # Greedy sampling under the citation grammar: the same answer every run, its markers
+    # naming sources only, so what it cites can be asserted.
+    saved = subprocess.run(
+        [sys.executable, "-c", "from desktop_app.core import settings as s; "
+         "s.save(s.Settings(use_grammar=True, temperature=0.0))"],
+        env=env, capture_output=True, text=True, check=False,
+    )
+    assert saved.returncode == 0, saved.stderr
     done = folio(["index", str(folder), "--json"], env)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.strip().splitlines()[-1])
@@ -84,6 +92,11 @@ def test_english_answer_streams_valid_events(library: tuple[Path, dict[str, str]
     assert sources and all(Path(s["doc_path"]).name == "en_wiki_pdfjs_article.pdf" for s in sources[:1])
     assert finished["text"].strip()
     assert any(e["event"] == "claim" for e in events)
+    # It cites, and its first cited source is page 1 of the PDF.js article (the answer's page).
+    cited = [e["source"] for e in events if e["event"] == "citation" and "source" in e]
+    assert cited and not finished["hallucinated"], finished["text"]
+    assert Path(cited[0]["doc_path"]).name == "en_wiki_pdfjs_article.pdf" and cited[0]["page"] == 1
+    assert "[1]" in finished["text"]
 
 
 def test_chinese_question_uses_the_chinese_prompt_and_shortids(library: tuple[Path, dict[str, str]]) -> None:
@@ -94,6 +107,9 @@ def test_chinese_question_uses_the_chinese_prompt_and_shortids(library: tuple[Pa
     assert events[0]["style"] == "shortid"
     assert sources and Path(sources[0]["doc_path"]).name == "zh_standard_anhui_landuse_p173.pdf"
     assert all(len(s["id"]) in (7, 8) for s in sources)
+    # The Chinese prompt makes the model answer in Chinese.
+    text = next(e for e in events if e["event"] == "answer_finished")["text"]
+    assert sum("\u4e00" <= ch <= "\u9fff" for ch in text) >= 5, text
 
 
 def test_unrelated_question_gets_no_basis_without_a_model_call(library: tuple[Path, dict[str, str]]) -> None:

@@ -6,7 +6,6 @@ FOLIO_REQUIRE_MODELS is set and the OCR packages or the embedder are missing."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from contextlib import closing
@@ -19,6 +18,7 @@ from desktop_app.core.ingest.indexing import Indexer
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.types import DocStatus, FileIndexed
+from tests.conftest import require
 
 pytestmark = pytest.mark.e2e
 
@@ -29,10 +29,7 @@ def ocr_installed() -> None:
         import pypdfium2  # noqa: F401
         import rapidocr_onnxruntime  # noqa: F401
     except ImportError as exc:
-        message = f"OCR is not installed ({exc}): run `make deps`"
-        if os.environ.get("FOLIO_REQUIRE_MODELS"):
-            pytest.fail(message)
-        pytest.skip(message)
+        require(False, f"OCR is not installed ({exc}): run `make deps`")
 
 
 def _index(folder: Path, store: Store, embedder: Any) -> list[FileIndexed]:
