@@ -7,6 +7,7 @@
     folio reindex [--db PATH]
     folio history [--db PATH] [--json]
     folio export ANSWER_ID --format md|json [--db PATH]
+    folio verify FILE [--db PATH] [--json] | folio verify --claims FILE.jsonl
     folio models install [--small|--default|--all]
     folio models list
 """
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from desktop_app import __version__
+from desktop_app import __version__, cli_verify
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
@@ -39,7 +40,7 @@ from desktop_app.core.types import (
 
 logger = logging.getLogger(__name__)
 
-COMMANDS = ("index", "search", "ask", "reindex", "history", "export", "complete", "embed", "models")
+COMMANDS = ("index", "search", "ask", "reindex", "history", "export", "verify", "complete", "embed", "models")
 
 
 def _print_json(data: Any) -> None:
@@ -96,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("answer_id")
     p.add_argument("--format", choices=("md", "json"), default="md")
     db(p)
+
+    cli_verify.add_parser(sub)
 
     p = sub.add_parser("complete", help="a raw streamed completion from the answer model (no sources, no citations)")
     p.add_argument("prompt")
@@ -302,6 +305,10 @@ async def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _verify(args: argparse.Namespace) -> int:
+    return await cli_verify.run(args, _knowledge_base)
+
+
 async def _complete(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
@@ -366,7 +373,7 @@ def main(argv: list[str]) -> int:
             return _models(args)
         runner = {"index": _index, "search": _search, "ask": _ask, "reindex": _reindex,
                   "history": _history, "export": _export, "complete": _complete,
-                  "embed": _embed}[args.command]
+                  "embed": _embed, "verify": _verify}[args.command]
         return asyncio.run(_run_cancellable(runner(args)))
     except KnownError as exc:
         print(f"folio: {exc}", file=sys.stderr)

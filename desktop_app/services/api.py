@@ -52,6 +52,16 @@ class KnowledgeBaseAPI(Protocol):
         evidence gate and the sources; answer_started and the history record the scope."""
         ...
 
+    def check_text(self, text: str, name: str = "") -> AsyncIterator[Any]:
+        """Check each sentence of ``text`` against the library: the text as read
+        (check_started), a sentence_check per sentence (verdict, best supporting passage,
+        page and highlight), then check_finished."""
+        ...
+
+    def check_claims(self, lines: Sequence[str]) -> AsyncIterator[dict[str, Any]]:
+        """A verdict per ``--claims`` JSONL line, in order (no library needed)."""
+        ...
+
     def cancel(self) -> None:
         """Stop the running index or answer as soon as possible (within a second)."""
         ...

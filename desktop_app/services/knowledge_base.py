@@ -297,6 +297,29 @@ class KnowledgeBase:
         async for event in self._stream(self._llm_pool, work):
             yield event
 
+    async def check_text(self, text: str, name: str = "") -> AsyncIterator[Any]:
+        """Check each sentence of ``text`` (an exported answer, Markdown or plain text)
+        against the library: the text as read, then a verdict event per sentence with its
+        best supporting passage, then the totals (services/checking.py)."""
+        from desktop_app.services import checking
+
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            checking.check_text(text, name, self.retriever, self.store, emit, cancelled)
+
+        async for event in self._stream(self._query_pool, work):
+            yield event
+
+    async def check_claims(self, lines: Sequence[str]) -> AsyncIterator[dict[str, Any]]:
+        """A verdict per ``--claims`` JSONL line (sentence, passages, cited ids), in order;
+        needs no library."""
+        from desktop_app.services import checking
+
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            checking.check_claims(lines, emit, cancelled)
+
+        async for result in self._stream(self._query_pool, work):
+            yield result
+
     async def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:
         """Raw streamed completion from the answer model (no retrieval, no citations)."""
 

@@ -1,0 +1,285 @@
+"""What ``folio verify`` and File ▸ Check a Text… read: a text to check against the library.
+Qt-free, no asyncio.
+
+Two kinds of input:
+
+- an answer exported by Folio (``folio export`` / Export Answer…, core/library/history.py):
+  Markdown whose markers are footnotes ``[^1]`` and whose footnote definitions name the
+  chunk, file and page and quote the passage verbatim. Its heading is the question, its
+  "Checks" section and footnotes are not part of the answer;
+- anyone's own draft, Markdown or plain text, with or without ``[1]``-style markers.
+
+:func:`read_text` turns either into plain prose (Markdown syntax removed, paragraphs and
+list items kept on their own lines, markers removed) split into sentences, each with the
+labels of the markers it carried; :func:`read_claims_line` reads one line of a
+``--claims`` JSONL batch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop_app.core.text.markers import find_markers
+from desktop_app.core.text.sentences import Sentence, attach_citations, split_sentences
+
+
+@dataclass(frozen=True)
+class Footnote:
+    """A source of an exported answer: ``[^label]: Title (`file.pdf`), p. 5 — … chunk ID``."""
+
+    label: str
+    chunk_id: str
+    file_name: str
+    page_label: str
+    passage: str  # the verbatim passage quoted under the definition
+
+
+@dataclass(frozen=True)
+class TextToCheck:
+    """Plain prose and its sentences; ``cited[i]`` are the marker labels of sentence ``i``."""
+
+    title: str
+    text: str
+    sentences: tuple[Sentence, ...]
+    cited: tuple[tuple[str, ...], ...]
+    footnotes: Mapping[str, Footnote] = field(default_factory=dict)
+    exported: bool = False  # an answer exported by Folio
+    event: str = field(default="check_started", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "title": self.title,
+            "exported": self.exported,
+            "sentences": len(self.sentences),
+            "footnotes": {k: {"chunk_id": f.chunk_id, "file": f.file_name, "page_label": f.page_label}
+                          for k, f in self.footnotes.items()},
+        }
+
+
+# ----------------------------------------------------------------- Markdown to prose
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_FOOTNOTE_DEF = re.compile(r"^\[\^([^\]\s]+)\]:\s*(.*)$")
+_HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_RULE = re.compile(r"^(?:-{3,}|\*{3,}|_{3,}|={3,})$")
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
+_LIST_ITEM = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
+_QUOTE = re.compile(r"^(?:>\s?)+")
+# Lines of an exported answer that are Folio's own notes, not the answer.
+_EXPORT_NOTES = re.compile(
+    r"^(?:Asked within:|> \*\*|\*Markers .* name no source|_Model: .*_$|Checked by Folio:)"
+)
+_INLINE = (
+    (re.compile(r"~~\[[^\]]{1,64}\]~~"), ""),  # a struck-through (hallucinated) marker
+    (re.compile(r"\[\^([^\]\s]+)\]"), r"[\1]"),  # footnote reference -> marker
+    (re.compile(r"!\[([^\]]*)\]\([^)]*\)"), r"\1"),  # image -> its alt text
+    (re.compile(r"\[([^\]]+)\]\((?:[^)\s]+)(?:\s+\"[^\"]*\")?\)"), r"\1"),  # link -> its text
+    (re.compile(r"<(?:https?://[^>]+)>"), ""),  # autolink
+    (re.compile(r"</?[A-Za-z][^<>]*>"), ""),  # HTML tag
+    (re.compile(r"`([^`]*)`"), r"\1"),
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
+    (re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])"), r"\1"),
+    (re.compile(r"(?<![\w_])_(?=\S)([^_]+?)(?<=\S)_(?![\w_])"), r"\1"),
+    (re.compile(r"~~(.+?)~~"), r"\1"),
+)
+
+
+def inline_plain(line: str) -> str:
+    """One line of Markdown without its inline syntax (emphasis, code, links, images, tags);
+    footnote references ``[^2]`` become markers ``[2]``."""
+    for pattern, replacement in _INLINE:
+        line = pattern.sub(replacement, line)
+    return line
+
+
+def _parse_footnote(label: str, head: str, quoted: list[str]) -> Footnote:
+    chunk = re.search(r"\bchunk (\S+?)(?:;|$|\s)", head)
+    name = re.search(r"\(`([^`]+)`\)", head)
+    page = re.search(r"\bp\. ([^\s,(]+)", head)
+    return Footnote(
+        label=label,
+        chunk_id=chunk.group(1) if chunk else "",
+        file_name=name.group(1) if name else "",
+        page_label=page.group(1) if page else "",
+        passage="\n".join(quoted).strip("\n"),
+    )
+
+
+def markdown_to_prose(raw: str) -> tuple[str, str, dict[str, Footnote]]:
+    """``(title, prose, footnotes)``: the prose has one paragraph, heading, list item or
+    table row per block (blocks apart by a blank line), markers ``[N]`` where the Markdown
+    had footnote references; ``title`` is the first heading ("" if none)."""
+    lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    exported = any(_FOOTNOTE_DEF.match(line) and " chunk " in line for line in lines)
+    blocks: list[str] = []
+    current: list[str] = []
+    footnotes: dict[str, Footnote] = {}
+    title = ""
+    fenced = skipping_checks = False
+    note: tuple[str, str, list[str]] | None = None  # the footnote being read
+
+    def flush() -> None:
+        if current:
+            blocks.append(" ".join(current))
+            current.clear()
+
+    def close_note() -> None:
+        nonlocal note
+        if note is not None:
+            footnotes[note[0]] = _parse_footnote(*note)
+            note = None
+
+    for line in lines:
+        if _FENCE.match(line):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        definition = _FOOTNOTE_DEF.match(line.strip())
+        if definition:
+            flush()
+            close_note()
+            note = (definition.group(1), definition.group(2), [])
+            continue
+        if note is not None:
+            if line.startswith(("    ", "\t")) or not line.strip():
+                body = line[4:] if line.startswith("    ") else line.lstrip("\t")
+                if body.strip():
+                    note[2].append(_QUOTE.sub("", body) if body.lstrip().startswith(">") else body)
+                elif note[2]:
+                    note[2].append("")
+                continue
+            close_note()
+        stripped = line.strip()
+        heading = _HEADING.match(stripped)
+        if exported and heading and heading.group(1).strip().lower() == "checks":
+            flush()
+            skipping_checks = True  # Folio's own list of checks, up to the footnotes
+            continue
+        if skipping_checks:
+            continue
+        if not stripped or _RULE.match(stripped) or _TABLE_SEPARATOR.match(stripped):
+            flush()
+            continue
+        if exported and _EXPORT_NOTES.match(stripped):
+            flush()
+            continue
+        if heading:
+            flush()
+            text = inline_plain(heading.group(1)).strip()
+            if not title:
+                title = text
+                if exported:
+                    continue  # an exported answer's heading is its question
+            blocks.append(text)
+            continue
+        stripped = _QUOTE.sub("", stripped).strip()
+        if _LIST_ITEM.match(stripped) or stripped.startswith("|"):
+            flush()
+            if stripped.startswith("|"):
+                cells = [c.strip() for c in stripped.strip("|").split("|")]
+                blocks.append(" · ".join(inline_plain(c) for c in cells if c))
+            else:
+                current.append(inline_plain(_LIST_ITEM.sub("", stripped, count=1)))
+            continue
+        current.append(inline_plain(stripped))
+    flush()
+    close_note()
+    prose = "\n\n".join(b.strip() for b in blocks if b.strip())
+    return title, prose, footnotes
+
+
+def read_text(raw: str, name: str = "") -> TextToCheck:
+    """The sentences of ``raw`` (Markdown, plain text or an exported answer) and the
+    marker labels each carried; the markers themselves are removed from the text."""
+    title, prose, footnotes = markdown_to_prose(raw)
+    exported = any(f.chunk_id for f in footnotes.values())
+    sentences = split_sentences(prose)
+    markers = find_markers(prose, "label")
+    pairs = attach_citations(sentences, markers)
+    cut = sorted({span for _, span in markers})
+    # Remove each marker and the spaces before it; map the sentence spans to the new text.
+    removed: list[tuple[int, int]] = []
+    for start, end in cut:
+        while start > 0 and prose[start - 1] in " \t\u00a0":
+            start -= 1
+        removed.append((start, end))
+    parts: list[str] = []
+    at = 0
+    for start, end in removed:
+        if start >= at:
+            parts.append(prose[at:start])
+            at = end
+    parts.append(prose[at:])
+    text = "".join(parts)
+
+    def moved(offset: int) -> int:
+        shift = 0
+        for start, end in removed:
+            if end <= offset:
+                shift += end - start
+            elif start < offset:
+                shift += offset - start
+        return offset - shift
+
+    kept: list[Sentence] = []
+    cited: list[tuple[str, ...]] = []
+    for sentence, ids in pairs:
+        start, end = moved(sentence.start), moved(sentence.end)
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if end <= start:
+            continue
+        kept.append(Sentence(start, end, text[start:end]))
+        cited.append(ids)
+    if not exported and not footnotes:
+        title = title or name
+    return TextToCheck(title or name, text, tuple(kept), tuple(cited), footnotes, exported)
+
+
+# ----------------------------------------------------------------- --claims JSONL
+@dataclass(frozen=True)
+class ClaimLine:
+    """One line of a ``--claims`` batch: a sentence, the passages it may cite (label ->
+    text) and the labels it does cite."""
+
+    sentence: str
+    passages: dict[str, str]
+    ids: tuple[str, ...]
+    key: Any = None  # the line's own "id", echoed in the output
+
+
+class BadClaimLine(ValueError):
+    """A ``--claims`` line that cannot be read; the message says why, for the output line."""
+
+
+def read_claims_line(line: str) -> ClaimLine:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise BadClaimLine(f"not JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(data, dict):
+        raise BadClaimLine("not a JSON object")
+    sentence = data.get("sentence")
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise BadClaimLine('"sentence" must be a non-empty string')
+    raw_passages = data.get("passages", [])
+    if not isinstance(raw_passages, list):
+        raise BadClaimLine('"passages" must be a list of {"label": ..., "text": ...}')
+    passages: dict[str, str] = {}
+    for n, item in enumerate(raw_passages, start=1):
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise BadClaimLine(f'passage {n} must be an object with a "text" string')
+        label = item.get("label", str(n))
+        if not isinstance(label, str | int) or isinstance(label, bool):
+            raise BadClaimLine(f'passage {n}: "label" must be a string or a number')
+        passages[str(label)] = item["text"]
+    ids = data.get("ids", [])
+    if not isinstance(ids, list) or not all(isinstance(i, str | int) and not isinstance(i, bool) for i in ids):
+        raise BadClaimLine('"ids" must be a list of passage labels')
+    return ClaimLine(sentence, passages, tuple(str(i) for i in ids), data.get("id"))

@@ -1,0 +1,236 @@
+"""Check any text against the library: each sentence gets its best supporting passage (page
+and highlight, the provenance answer citations carry) and a verdict. Qt-free, no asyncio.
+
+Used by ``folio verify`` and File ▸ Check a Text… through the facade. The verdicts are the
+answer verifier's (core/answer/verify.py): :func:`score_claim` for a sentence against a
+passage, its ``_Verifier`` for a ``--claims`` line. A sentence of an exported answer is
+scored first against the passages its markers cite (looked up in the library by chunk id,
+else the passage quoted in the export); when they do not support it, and for a sentence
+without markers, against the passages retrieval finds with the sentence as the query.
+Verdict values are passed through as they are, so a new value (``contradicted``) needs no
+change here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop_app.core.answer.check_input import ClaimLine, Footnote, TextToCheck
+from desktop_app.core.answer.claims import is_factual, plain_text
+from desktop_app.core.answer.verify import ClaimScore, _Verifier, score_claim
+from desktop_app.core.text.sentences import Sentence
+from desktop_app.core.types import ClaimVerdict, Passage, SourcePayload, Span, Verdict
+
+logger = logging.getLogger(__name__)
+
+RETRIEVE_K = 5  # passages retrieval finds per sentence; each gets a full score
+QUOTE_CHARS = 240  # the quote a verdict rests on, at most this long
+
+Search = Callable[[str, int], Sequence[Passage]]
+ChunkLookup = Callable[[str], Passage | None]
+
+
+@dataclass(frozen=True)
+class SentenceCheck:
+    """One sentence of a checked text, its best supporting passage and the verdict."""
+
+    index: int  # 0-based among the text's sentences
+    span: Span  # into TextToCheck.text
+    sentence: str
+    verdict: Verdict
+    score: float = 0.0
+    reason: str = ""
+    cited: tuple[str, ...] = ()  # marker labels the sentence carried
+    source: SourcePayload | None = None  # the passage the verdict rests on (id: its label)
+    where: str = ""  # "file.pdf p. 22" (or the exported footnote's, if not in the library)
+    support: tuple[Span, ...] = ()  # spans of ``source.text`` that best support the sentence
+    quote: str = ""  # the passage words the verdict rests on
+    from_citation: bool = False  # the passage is one the sentence cites
+    event: str = field(default="sentence_check", init=False)
+
+    def highlight(self) -> list[Span]:
+        """The support spans as offsets into the page's text (page.text[a:b])."""
+        if self.source is None:
+            return []
+        base = self.source.char_start
+        spans = self.support or ((0, len(self.source.text)),)
+        return [(base + a, base + b) for a, b in spans]
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.source
+        return {
+            "event": self.event, "index": self.index, "span": list(self.span),
+            "sentence": self.sentence, "verdict": str(self.verdict), "score": round(self.score, 4),
+            "reason": self.reason, "cited": list(self.cited), "from_citation": self.from_citation,
+            "quote": self.quote, "where": self.where,
+            "chunk_id": s.chunk_id if s else None, "doc_path": s.doc_path if s else None,
+            "doc_title": s.doc_title if s else None, "page": s.page if s else None,
+            "page_label": s.page_label if s else None, "section": s.section if s else None,
+            "char_start": s.char_start if s else None, "char_end": s.char_end if s else None,
+            "support": [list(x) for x in self.support], "highlight": [list(x) for x in self.highlight()],
+        }
+
+
+@dataclass(frozen=True)
+class CheckFinished:
+    counts: dict[str, int]  # verdict -> sentences
+    sentences: int
+    cancelled: bool = False
+    event: str = field(default="check_finished", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": self.event, "counts": self.counts, "sentences": self.sentences,
+                "cancelled": self.cancelled}
+
+
+def quote_of(text: str, support: Sequence[Span], limit: int = QUOTE_CHARS) -> str:
+    """The passage words at ``support`` (joined by " … "), whitespace folded, shortened."""
+    parts = [" ".join(text[a:b].split()) for a, b in support if 0 <= a < b <= len(text)]
+    quote = " … ".join(p for p in parts if p) or " ".join(text.split())
+    return quote if len(quote) <= limit else quote[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _verdict_quote(verdict: object, text: str, support: Sequence[Span]) -> str:
+    """The quote a verdict names itself (a newer scorer may say what the passage states
+    instead), else the passage words at its support spans."""
+    own = getattr(verdict, "quote", None)
+    return own if isinstance(own, str) and own else quote_of(text, support)
+
+
+def _payload(label: str, p: Passage) -> SourcePayload:
+    return SourcePayload(
+        id=label, chunk_id=p.chunk_id, doc_id=p.doc_id, doc_path=p.doc_path, doc_title=p.doc_title,
+        page=p.page, page_label=p.page_label, section=p.section, text=p.text,
+        char_start=p.char_start, char_end=p.char_end, version=p.version,
+    )
+
+
+def _where(source: SourcePayload | None, footnote: Footnote | None = None) -> str:
+    if source is not None:
+        return f"{source.doc_path.rsplit('/', 1)[-1]} p. {source.page_label or source.page}"
+    if footnote is not None and footnote.file_name:
+        return f"{footnote.file_name} p. {footnote.page_label or '?'}"
+    return ""
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    label: str  # the marker label (cited) or the chunk id (found by retrieval)
+    text: str
+    passage: Passage | None
+    footnote: Footnote | None
+    cited: bool
+
+
+class TextChecker:
+    """Checks the sentences of one text; ``search`` is retrieval over the library (query,
+    k) and ``lookup`` finds a stored passage by chunk id (both optional: without them only
+    the passages quoted in an exported answer are consulted)."""
+
+    def __init__(self, search: Search | None = None, lookup: ChunkLookup | None = None,
+                 k: int = RETRIEVE_K) -> None:
+        self.search = search
+        self.lookup = lookup
+        self.k = k
+        self._cited: dict[str, _Candidate] = {}
+
+    def _cited_candidate(self, label: str, footnotes: Mapping[str, Footnote]) -> _Candidate | None:
+        if label in self._cited:
+            return self._cited[label]
+        footnote = footnotes.get(label)
+        if footnote is None:
+            return None
+        passage = self.lookup(footnote.chunk_id) if self.lookup and footnote.chunk_id else None
+        text = passage.text if passage is not None else footnote.passage
+        if not text.strip():
+            return None
+        candidate = _Candidate(label, text, passage, footnote, True)
+        self._cited[label] = candidate
+        return candidate
+
+    def check(self, index: int, sentence: Sentence, cited: tuple[str, ...],
+              footnotes: Mapping[str, Footnote]) -> SentenceCheck:
+        span = (sentence.start, sentence.end)
+        base = SentenceCheck(index, span, sentence.text, Verdict.NOT_FACTUAL, cited=cited,
+                             reason="not a factual statement")
+        if not is_factual(sentence.text):
+            return base
+        scored: list[tuple[_Candidate, ClaimScore]] = []
+        for label in cited:
+            candidate = self._cited_candidate(label, footnotes)
+            if candidate is not None:
+                scored.append((candidate, score_claim(sentence.text, candidate.text)))
+        best = max(scored, key=lambda cs: cs[1].score, default=None)
+        if (best is None or best[1].verdict is not Verdict.SUPPORTED) and self.search is not None:
+            seen = {c.passage.chunk_id for c, _ in scored if c.passage is not None}
+            for passage in self.search(plain_text(sentence.text), self.k):
+                if passage.chunk_id in seen:
+                    continue
+                seen.add(passage.chunk_id)
+                candidate = _Candidate(passage.chunk_id, passage.text, passage, None, False)
+                scored.append((candidate, score_claim(sentence.text, passage.text)))
+            found = max(scored, key=lambda cs: cs[1].score, default=None)
+            # The cited passage stands unless another one scores higher.
+            if found is not None and (best is None or found[1].score > best[1].score):
+                best = found
+        if best is None:
+            reason = "no passage in the library matches it" if self.search else "no passage to check it against"
+            if cited:
+                reason = f"cites {', '.join(f'[{c}]' for c in cited)}, not found; {reason}"
+            return SentenceCheck(index, span, sentence.text, Verdict.UNSUPPORTED, cited=cited, reason=reason)
+        candidate, score = best
+        source = _payload(candidate.label, candidate.passage) if candidate.passage is not None else None
+        if candidate.cited:
+            reason = f"cited [{candidate.label}]: {score.reason}"
+        elif cited:
+            reason = (f"the cited {', '.join(f'[{c}]' for c in cited)} support it less; best passage"
+                      f" found in the library: {score.reason}")
+        else:
+            reason = f"best passage found in the library: {score.reason}"
+        return SentenceCheck(
+            index, span, sentence.text, score.verdict, score.score, reason, cited, source,
+            _where(source, candidate.footnote), score.support,
+            _verdict_quote(score, candidate.text, score.support), candidate.cited,
+        )
+
+    def run(self, document: TextToCheck, cancelled: Callable[[], bool] = lambda: False
+            ) -> Iterator[SentenceCheck | CheckFinished]:
+        """One :class:`SentenceCheck` per sentence, in order, then :class:`CheckFinished`."""
+        counts: dict[str, int] = {}
+        done = 0
+        for index, (sentence, cited) in enumerate(zip(document.sentences, document.cited, strict=True)):
+            if cancelled():
+                yield CheckFinished(counts, done, cancelled=True)
+                return
+            result = self.check(index, sentence, cited, document.footnotes)
+            counts[str(result.verdict)] = counts.get(str(result.verdict), 0) + 1
+            done += 1
+            yield result
+        logger.info("checked %d sentences: %s", done, counts)
+        yield CheckFinished(counts, done)
+
+
+# ----------------------------------------------------------------- --claims lines
+def check_claim(claim: ClaimLine) -> ClaimVerdict:
+    """The verdict on one ``--claims`` line, exactly as an answer sentence citing ``ids``
+    among ``passages`` gets it (no library: only the passages given)."""
+    text = claim.sentence.strip()
+    verifier = _Verifier(claim.passages, None, None)
+    return verifier.verdict(Sentence(0, len(text), text), claim.ids)
+
+
+def claim_result(claim: ClaimLine, verdict: ClaimVerdict) -> dict[str, Any]:
+    """The output line for one ``--claims`` input line."""
+    label = verdict.support_id or (verdict.suggested_label or None)
+    passage = claim.passages.get(label, "") if label else ""
+    quote = _verdict_quote(verdict, passage, verdict.support) if passage else ""
+    out: dict[str, Any] = {} if claim.key is None else {"id": claim.key}
+    out.update({
+        "sentence": claim.sentence, "verdict": str(verdict.verdict), "score": round(verdict.score, 4),
+        "reason": verdict.reason, "quote": quote, "support_label": label,
+        "support": [list(s) for s in verdict.support], "ids": list(claim.ids),
+    })
+    return out

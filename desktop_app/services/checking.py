@@ -1,0 +1,67 @@
+"""The work behind ``KnowledgeBase.check_text`` and ``check_claims`` (``folio verify`` and
+File ▸ Check a Text…), run on the facade's worker threads. Qt-free.
+
+The window and the CLI import the event types from here (they reach the core only
+through services).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from desktop_app.core.answer.check_input import (
+    BadClaimLine,
+    TextToCheck,
+    read_claims_line,
+    read_text,
+)
+from desktop_app.core.answer.check_text import (
+    CheckFinished,
+    SentenceCheck,
+    TextChecker,
+    check_claim,
+    claim_result,
+)
+from desktop_app.core.library.store import Store
+from desktop_app.core.stages import Retriever
+
+__all__ = ["CheckEvent", "CheckFinished", "SentenceCheck", "TextToCheck", "check_claims", "check_text"]
+
+logger = logging.getLogger(__name__)
+
+CheckEvent = TextToCheck | SentenceCheck | CheckFinished
+
+
+def check_text(text: str, name: str, retriever: Retriever, store: Store,
+               emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+    """Emit the text as read (:class:`TextToCheck`), a :class:`SentenceCheck` per sentence
+    as each is checked, then :class:`CheckFinished`."""
+    document = read_text(text, name)
+    emit(document)
+    checker = TextChecker(lambda query, k: retriever.search(query, k).passages, store.passage_by_chunk_id)
+    for event in checker.run(document, cancelled):
+        emit(event)
+
+
+def check_claims(lines: Iterable[str], emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+    """Emit one result dict per non-blank input line, in order: the verdict, score, reason
+    and quote, or ``{"line": n, "error": ...}`` for a line that cannot be read."""
+    for number, line in enumerate(lines, start=1):
+        if cancelled():
+            return
+        if not line.strip():
+            continue
+        try:
+            claim = read_claims_line(line)
+        except BadClaimLine as exc:
+            emit({"line": number, "error": str(exc)})
+            continue
+        try:
+            result = claim_result(claim, check_claim(claim))
+        except Exception as exc:  # a bug: logged with its traceback, the batch goes on
+            logger.exception("checking line %d failed", number)
+            emit({"line": number, "error": f"could not be checked: {type(exc).__name__}: {exc}"})
+            continue
+        emit({"line": number, **result})
