@@ -36,7 +36,7 @@ class Settings:
     threads: int = dataclasses.field(default_factory=_default_threads)
     context_tokens: int = 4096
     judge: bool = False
-    prompt_language: str = "auto"  # "auto" | "en" | "zh"
+    prompt_language: str = "auto"  # "auto" | "en" | "zh" | "de"
     use_grammar: bool = False
     data_dir: str = ""  # empty: the platform default (or FOLIO_HOME)
     parse_timeout_s: float = 60.0  # per file; + parse_pool.OCR_SECONDS_PER_PAGE a page to OCR
@@ -45,8 +45,8 @@ class Settings:
     def validate(self) -> None:
         if self.citation_style not in ("label", "shortid"):
             raise KnownError(f"Unknown citation style {self.citation_style!r}.", "Use label or shortid.")
-        if self.prompt_language not in ("auto", "en", "zh"):
-            raise KnownError(f"Unknown prompt language {self.prompt_language!r}.", "Use auto, en or zh.")
+        if self.prompt_language not in ("auto", "en", "zh", "de"):
+            raise KnownError(f"Unknown prompt language {self.prompt_language!r}.", "Use auto, en, zh or de.")
         if not 1 <= self.sources_per_answer <= 20:
             raise KnownError("Sources per answer must be between 1 and 20.")
         if not 16 <= self.max_tokens <= 4096:

@@ -84,7 +84,10 @@ class SettingsDialog(QDialog):
         self.ocr = QCheckBox("Read scanned pages with OCR when indexing (about 3 s a page)", self)
         self.ocr.setChecked(self.current.ocr)
         self.ocr.setAccessibleName("Read scanned pages with OCR")
-        self.language = self._combo("Prompt language", (("auto", "Automatic"), ("en", "English"), ("zh", "Chinese")))
+        self.language = self._combo(
+            "Prompt language",
+            (("auto", "Automatic"), ("en", "English"), ("zh", "Chinese"), ("de", "German")),
+        )
         self.data_dir = QLineEdit(self.current.data_dir, self)
         self.data_dir.setPlaceholderText(f"Default: {paths.data_dir()}")
         self.data_dir.setAccessibleName("Data folder")

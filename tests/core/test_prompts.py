@@ -209,6 +209,36 @@ def test_a_chinese_question_gets_the_chinese_templates_and_refusal() -> None:
     assert forced.language == "zh"
 
 
+def test_a_german_question_gets_the_german_templates_and_refusal() -> None:
+    packed = prompts.build_prompt(
+        "Wie viele Verbindungen darf ein Client zu einem Server halten?",
+        sources([passage(1)]),
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+    )
+    assert packed.language == "de"
+    text = "\n".join(m["content"] for m in packed.messages)
+    assert "Quellen:" in text and prompts.NO_ANSWER["de"] in packed.messages[-1]["content"]
+    assert "Sources:" not in text and "{" not in text
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("Was ist ein topologischer Raum?", "de"),
+        ("Welche Eigenschaften hat die Quotiententopologie?", "de"),
+        ("Ist jede kompakte Teilmenge abgeschlossen?", "de"),
+        ("What is the default port of the protocol?", "en"),
+        ("Is a compact subset of a Hausdorff space closed?", "en"),
+        ("Where was the Causby case decided, and when?", "en"),
+        ("ctex 宏包默认启用哪些选项？", "zh"),
+    ],
+)
+def test_the_question_language_is_told_from_its_words(question: str, language: str) -> None:
+    assert prompts.language_for(question) == language
+
+
 def test_a_long_passage_is_cut_around_the_question_terms() -> None:
     text = (
         "Unrelated boilerplate about the company. " * 40
@@ -255,7 +285,7 @@ def test_templates_are_read_from_the_prompts_folder(tmp_path: Path) -> None:
     assert packed.messages[1]["content"].endswith("Q: Why?\nElse: " + prompts.NO_ANSWER["en"])
 
 
-@pytest.mark.parametrize("language", ["en", "zh"])
+@pytest.mark.parametrize("language", ["en", "zh", "de"])
 def test_the_shipped_examples_parse(language: str) -> None:
     examples = prompts.load_examples(language)
     assert examples and all(e.question and e.answer and e.sources for e in examples)

@@ -169,14 +169,49 @@ def cjk_share(text: str) -> float:
     return sum(1 for c in letters if CJK_CHAR.match(c)) / len(letters)
 
 
+LANGUAGES = ("en", "zh", "de")  # the languages Folio prompts and answers in
+
+
 def is_cjk_query(text: str) -> bool:
     return cjk_share(text) >= 0.3
 
 
+# Function words that tell a German question from an English one (the two Latin-script
+# languages Folio answers in). Words both languages share ("in", "was") are left out.
+_GERMAN_WORDS = frozenset(
+    "der die das den dem des ein eine einer eines einem einen und oder nicht ist sind wird werden "
+    "wurde wurden kann können muss müssen soll sollen darf welche welcher welches welchen wie wo "
+    "wann warum wieso wer wen wem wessen mit von für auf aus bei nach über unter zwischen durch "
+    "gegen ohne sich auch noch nur schon wenn dass ob im am zum zur vom beim es sie er wir ihr "
+    "gibt heißt heisst bedeutet nennt man hat haben jede jeder jedes alle kein keine dieser diese "
+    "dieses bis seit zwei drei vier fünf sechs sieben acht neun zehn".split()
+)
+_ENGLISH_WORDS = frozenset(
+    "the a an and or not is are was were be been will would can could must should may might "
+    "what which who whom whose how where when why does do did of for on with from by at to "
+    "this that these those it its there their they he she we you".split()
+)
+_LATIN_WORD = re.compile(r"[A-Za-zÄÖÜäöüß]+")
+
+
+def is_german(text: str) -> bool:
+    """Whether a Latin-script question reads as German: more German function words than
+    English ones (at least two), or one with an umlaut or ß in the text."""
+    found = [w.lower() for w in _LATIN_WORD.findall(text)]
+    german = sum(w in _GERMAN_WORDS for w in found)
+    english = sum(w in _ENGLISH_WORDS for w in found)
+    if german > english and german >= 2:
+        return True
+    return german >= 1 and german >= english and any(c in text for c in "ÄÖÜäöüß")
+
+
 def question_language(text: str, setting: str = "auto") -> str:
-    """The language a question is answered in: the setting when it names one ("en", "zh"),
-    else "zh" for a question mostly in CJK characters and "en" for any other. The one place
-    this is decided: retrieval, the evidence gate and the prompt all ask here."""
-    if setting in ("en", "zh"):
+    """The language a question is answered in: the setting when it names one ("en", "zh",
+    "de"), else "zh" for a question mostly in CJK characters, "de" for one that reads as
+    German and "en" for any other. The one place this is decided: retrieval, the evidence
+    gate and the prompt all ask here."""
+    if setting in LANGUAGES:
         return setting
-    return "zh" if is_cjk_query(text) else "en"
+    if is_cjk_query(text):
+        return "zh"
+    return "de" if is_german(text) else "en"
