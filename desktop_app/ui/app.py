@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--open-citation", metavar="N", type=int,
         help="open citation N of the answer (1 = first cited; falls back to source N)",
     )
+    parser.add_argument("--check", metavar="FILE", type=Path,
+                        help="check this text's sentences against the library (File ▸ Check a Text…)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="save a picture of the window")
     parser.add_argument("--quit-after", action="store_true", help="quit when the steps above are done")
     parser.add_argument("--db", metavar="PATH", type=Path, help="library database file")
@@ -150,11 +152,12 @@ async def _run(args: argparse.Namespace, holder: list[object]) -> int:
     code = 0
     try:
         plan = AutomationPlan(
-            folder=args.path if (args.ask or args.open_citation or args.screenshot or args.within) else None,
+            folder=args.path if (args.ask or args.open_citation or args.screenshot or args.within or args.check) else None,
             question=args.ask,
             citation=args.open_citation,
             screenshot=args.screenshot,
             within=tuple(args.within),
+            check=str(args.check) if args.check else None,
         )
         if not plan.empty:
             code = await run_plan(window, plan)

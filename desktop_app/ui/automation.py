@@ -34,13 +34,14 @@ class AutomationPlan:
     citation: int | None = None
     screenshot: str | None = None
     within: tuple[str, ...] = ()  # ask within these files or folders
+    check: str | None = None  # a text file to check (File ▸ Check a Text…)
     index_timeout_s: float = 3600.0
     answer_timeout_s: float = 1800.0
     render_timeout_s: float = 30.0
 
     @property
     def empty(self) -> bool:
-        return not (self.folder or self.question or self.citation or self.screenshot)
+        return not (self.folder or self.question or self.citation or self.screenshot or self.check)
 
 
 async def run_plan(window: MainWindow, plan: AutomationPlan, err: TextIO | None = None) -> int:
@@ -77,6 +78,8 @@ async def _run(window: MainWindow, plan: AutomationPlan) -> None:
             window.conversation.set_scope(paths, ", ".join(Path(p).name for p in paths))
     if plan.question:
         await _ask(window, plan)
+    if plan.check:
+        await _check(window, plan)
     if plan.citation is not None:
         await _open_citation(window, plan)
     # Let queued repaints and the scroll-into-view run before the grab.
@@ -111,6 +114,23 @@ async def _ask(window: MainWindow, plan: AutomationPlan) -> None:
         raise AutomationError(f"the answer failed: {turn.error}")
     if turn.state is TurnState.CANCELLED:
         raise AutomationError("the answer was cancelled")
+
+
+async def _check(window: MainWindow, plan: AutomationPlan) -> None:
+    assert plan.check is not None
+    try:
+        text = Path(plan.check).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise AutomationError(f"cannot read {plan.check}: {error}") from None
+    task = window.check_text_content(text, Path(plan.check).name)
+    if task is None:
+        raise AutomationError("could not check: an answer is already running")
+    try:
+        turn = await asyncio.wait_for(task, plan.answer_timeout_s)
+    except TimeoutError:
+        raise AutomationError(f"checking took longer than {plan.answer_timeout_s:.0f} s") from None
+    if turn.state is TurnState.FAILED:
+        raise AutomationError(f"checking failed: {turn.error}")
 
 
 async def _open_citation(window: MainWindow, plan: AutomationPlan) -> None:

@@ -38,10 +38,11 @@ from desktop_app.core.types import (
     SourceState,
 )
 from desktop_app.services.api import KnowledgeBaseAPI
-from desktop_app.ui import dialogs
+from desktop_app.ui import check_dialog, dialogs
 from desktop_app.ui.answer_model import AnswerTurn
 from desktop_app.ui.answer_view import ConversationPane
 from desktop_app.ui.async_qt import TaskSet
+from desktop_app.ui.check_turn import check_turn
 from desktop_app.ui.citation_nav import CitationCursor
 from desktop_app.ui.export import turn_to_markdown
 from desktop_app.ui.first_run import FirstRunPanel
@@ -333,6 +334,25 @@ class MainWindow(FolderDropMixin, QMainWindow):
         if self.history_dock.isVisible():
             self.history.refresh()
         return turn
+
+    # ------------------------------------------------------------------ checking a text
+
+    def check_text(self) -> check_dialog.CheckTextDialog:
+        """File ▸ Check a Text…: paste or open a text; its sentences are checked."""
+        return check_dialog.open_check_dialog(self, self.check_text_content)
+
+    def check_text_content(self, text: str, name: str = "") -> asyncio.Task[AnswerTurn] | None:
+        """Check each sentence of ``text`` against the library, shown as a turn whose chips
+        open the supporting pages; runs as the answer task (Stop and Esc end it)."""
+        if self.ask_task is not None and not self.ask_task.done():
+            self.show_status("An answer is still running: stop it first (Esc).")
+            return None
+        turn = check_turn(name)
+        self.conversation.add_turn(turn)
+        self.ask_task = asyncio.ensure_future(check_dialog.run_check(self, turn, text, name))
+        self.ask_task.add_done_callback(lambda _task: self.update_actions())
+        self.update_actions()
+        return self.ask_task
 
     # ------------------------------------------------------------------ history
 

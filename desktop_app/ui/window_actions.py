@@ -32,6 +32,7 @@ class ActionHost(Protocol):
     def choose_folder(self) -> Any: ...
     def reindex(self) -> Any: ...
     def choose_export(self) -> Any: ...
+    def check_text(self) -> Any: ...
     def close(self) -> bool: ...
     def ask_from_box(self) -> Any: ...
     def stop(self) -> Any: ...
@@ -67,6 +68,7 @@ class WindowActions:
     setup_action: QAction
     about_action: QAction
     focus_actions: list[QAction] = field(default_factory=list)
+    check_text_action: QAction | None = None  # File ▸ Check a Text…
 
 
 def _keys(action: QAction, *keys: str | QKeySequence.StandardKey) -> None:
@@ -80,6 +82,7 @@ def build_actions(w: ActionHost) -> WindowActions:
     open_action = a(w, "open-folder", "&Open Folder…", w.choose_folder, QKeySequence.StandardKey.Open, "Open a folder of PDFs and index it")
     reindex_action = a(w, "reindex", "&Re-index", w.reindex, "F5", "Index the open folder again (only changed files are parsed)")
     samples_action = a(w, "", "Open &Sample Folder", w.setup.open_samples, None, "Write a few sample PDFs (English and Chinese) and open them")
+    check_text_action = a(w, "", "C&heck a Text…", w.check_text, "Ctrl+Shift+K", "Check each sentence of a text or draft against the library: its supporting page and a verdict")
     export_action = a(w, "export", "&Export Answer…", w.choose_export, "Ctrl+E", "Save the current answer as Markdown with footnotes")
     quit_action = a(w, "", "&Quit", w.close, QKeySequence.StandardKey.Quit)
 
@@ -126,7 +129,7 @@ def build_actions(w: ActionHost) -> WindowActions:
     install_menus(
         w,  # type: ignore[arg-type]
         {
-            "&File": [open_action, reindex_action, samples_action, None, export_action, None, quit_action],
+            "&File": [open_action, reindex_action, samples_action, None, check_text_action, export_action, None, quit_action],
             "&Edit": [ask_action, stop_action, None, find_action, find_next_action, find_previous_action, None, settings_action],
             "&View": [
                 next_citation_action, previous_citation_action, None,
@@ -143,7 +146,7 @@ def build_actions(w: ActionHost) -> WindowActions:
         stop_action, find_action, find_next_action, find_previous_action, settings_action,
         next_citation_action, previous_citation_action, zoom_in_action, zoom_out_action,
         fit_width_action, fit_page_action, next_page_action, previous_page_action,
-        history_action, setup_action, about_action, focus_actions,
+        history_action, setup_action, about_action, focus_actions, check_text_action,
     )
 
 

@@ -144,9 +144,9 @@ def test_without_the_library_the_exported_quote_is_checked() -> None:
 
 def test_a_draft_sentence_gets_the_best_passage_retrieval_finds() -> None:
     library = FakeLibrary(passage("rfc", RFC), passage("lease", LEASE, page=7))
-    draft = "# Draft\n\nThe tenant must report damage to the landlord within 30 days.\n\nMoon rocks taste of cheese."
+    draft = "# Notes on the tenant and the landlord\n\nThe tenant must report damage to the landlord within 30 days.\n\nMoon rocks taste of cheese."
     title, tenant, moon = run(TextChecker(library.search, library.lookup), draft)
-    assert title.verdict is Verdict.NOT_FACTUAL
+    assert title.verdict is Verdict.NOT_FACTUAL and title.reason == "a heading"  # shown, not checked
     assert tenant.verdict is Verdict.SUPPORTED and not tenant.from_citation
     assert tenant.source is not None and tenant.source.page == 7 and tenant.where == "lease.pdf p. 7"
     assert tenant.reason.startswith("best passage found in the library")

@@ -48,6 +48,7 @@ class TextToCheck:
     cited: tuple[tuple[str, ...], ...]
     footnotes: Mapping[str, Footnote] = field(default_factory=dict)
     exported: bool = False  # an answer exported by Folio
+    headings: frozenset[int] = frozenset()  # indexes of sentences that are headings
     event: str = field(default="check_started", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -113,9 +114,15 @@ def markdown_to_prose(raw: str) -> tuple[str, str, dict[str, Footnote]]:
     """``(title, prose, footnotes)``: the prose has one paragraph, heading, list item or
     table row per block (blocks apart by a blank line), markers ``[N]`` where the Markdown
     had footnote references; ``title`` is the first heading ("" if none)."""
+    title, blocks, footnotes = _blocks(raw)
+    return title, "\n\n".join(text for text, _ in blocks), footnotes
+
+
+def _blocks(raw: str) -> tuple[str, list[tuple[str, bool]], dict[str, Footnote]]:
+    """The title, the prose blocks (text, is a heading) and the footnotes of ``raw``."""
     lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     exported = any(_FOOTNOTE_DEF.match(line) and " chunk " in line for line in lines)
-    blocks: list[str] = []
+    blocks: list[tuple[str, bool]] = []
     current: list[str] = []
     footnotes: dict[str, Footnote] = {}
     title = ""
@@ -124,7 +131,7 @@ def markdown_to_prose(raw: str) -> tuple[str, str, dict[str, Footnote]]:
 
     def flush() -> None:
         if current:
-            blocks.append(" ".join(current))
+            blocks.append((" ".join(current), False))
             current.clear()
 
     def close_note() -> None:
@@ -176,28 +183,34 @@ def markdown_to_prose(raw: str) -> tuple[str, str, dict[str, Footnote]]:
                 title = text
                 if exported:
                     continue  # an exported answer's heading is its question
-            blocks.append(text)
+            blocks.append((text, True))
             continue
         stripped = _QUOTE.sub("", stripped).strip()
         if _LIST_ITEM.match(stripped) or stripped.startswith("|"):
             flush()
             if stripped.startswith("|"):
                 cells = [c.strip() for c in stripped.strip("|").split("|")]
-                blocks.append(" · ".join(inline_plain(c) for c in cells if c))
+                blocks.append((" · ".join(inline_plain(c) for c in cells if c), False))
             else:
                 current.append(inline_plain(_LIST_ITEM.sub("", stripped, count=1)))
             continue
         current.append(inline_plain(stripped))
     flush()
     close_note()
-    prose = "\n\n".join(b.strip() for b in blocks if b.strip())
-    return title, prose, footnotes
+    return title, [(b.strip(), heading) for b, heading in blocks if b.strip()], footnotes
 
 
 def read_text(raw: str, name: str = "") -> TextToCheck:
     """The sentences of ``raw`` (Markdown, plain text or an exported answer) and the
     marker labels each carried; the markers themselves are removed from the text."""
-    title, prose, footnotes = markdown_to_prose(raw)
+    title, blocks, footnotes = _blocks(raw)
+    prose = "\n\n".join(text for text, _ in blocks)
+    heading_spans: list[tuple[int, int]] = []
+    at = 0
+    for block, heading in blocks:
+        if heading:
+            heading_spans.append((at, at + len(block)))
+        at += len(block) + 2
     exported = any(f.chunk_id for f in footnotes.values())
     sentences = split_sentences(prose)
     markers = find_markers(prose, "label")
@@ -229,7 +242,10 @@ def read_text(raw: str, name: str = "") -> TextToCheck:
 
     kept: list[Sentence] = []
     cited: list[tuple[str, ...]] = []
+    headings: set[int] = set()
     for sentence, ids in pairs:
+        if any(a <= sentence.start < b for a, b in heading_spans):
+            headings.add(len(kept))
         start, end = moved(sentence.start), moved(sentence.end)
         while end > start and text[end - 1].isspace():
             end -= 1
@@ -239,7 +255,8 @@ def read_text(raw: str, name: str = "") -> TextToCheck:
         cited.append(ids)
     if not exported and not footnotes:
         title = title or name
-    return TextToCheck(title or name, text, tuple(kept), tuple(cited), footnotes, exported)
+    return TextToCheck(title or name, text, tuple(kept), tuple(cited), footnotes, exported,
+                       frozenset(headings))
 
 
 # ----------------------------------------------------------------- --claims JSONL

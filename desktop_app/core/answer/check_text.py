@@ -152,12 +152,11 @@ class TextChecker:
         return candidate
 
     def check(self, index: int, sentence: Sentence, cited: tuple[str, ...],
-              footnotes: Mapping[str, Footnote]) -> SentenceCheck:
+              footnotes: Mapping[str, Footnote], heading: bool = False) -> SentenceCheck:
         span = (sentence.start, sentence.end)
-        base = SentenceCheck(index, span, sentence.text, Verdict.NOT_FACTUAL, cited=cited,
-                             reason="not a factual statement")
-        if not is_factual(sentence.text):
-            return base
+        if heading or not is_factual(sentence.text):
+            reason = "a heading" if heading else "not a factual statement"
+            return SentenceCheck(index, span, sentence.text, Verdict.NOT_FACTUAL, cited=cited, reason=reason)
         scored: list[tuple[_Candidate, ClaimScore]] = []
         for label in cited:
             candidate = self._cited_candidate(label, footnotes)
@@ -205,7 +204,7 @@ class TextChecker:
             if cancelled():
                 yield CheckFinished(counts, done, cancelled=True)
                 return
-            result = self.check(index, sentence, cited, document.footnotes)
+            result = self.check(index, sentence, cited, document.footnotes, index in document.headings)
             counts[str(result.verdict)] = counts.get(str(result.verdict), 0) + 1
             done += 1
             yield result
