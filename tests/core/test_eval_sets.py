@@ -27,7 +27,7 @@ LANGUAGES = eval_sets.available()
 
 
 def test_there_are_eval_sets_in_english_and_german() -> None:
-    assert {"en"} <= set(LANGUAGES)
+    assert {"en", "de"} <= set(LANGUAGES)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
