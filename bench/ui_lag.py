@@ -3,8 +3,10 @@
 A 10 ms QTimer measures how late each tick fires on the GUI thread (offscreen Qt, the
 real window, the real facade, the real embedder and GGUF). Three workloads: indexing a
 folder, streaming an answer, and both at once (an answer asked while a second folder
-indexes). Prints p50 / p99 / max overshoot per workload for each of --repeats runs and
-their medians. Target: max < 50 ms.
+indexes). Prints p50 / p95 / p99 / max overshoot per workload for each of --repeats runs and
+their medians, and the same probe's figures over 3 s of the idle window (what the
+machine's load alone costs a tick). tests/ui/test_responsiveness.py bounds the p95 of
+"both" by 25 ms + 3 x the idle p95.
 
     FOLIO_MODELS_DIR=.folio-home/data/models .venv/bin/python bench/ui_lag.py \
         --folder ../shared/corpus --limit 6 --question "What is the opening handshake?"
@@ -49,6 +51,9 @@ async def run_once(args: argparse.Namespace, scratch: Path) -> dict[str, object]
     results: dict[str, object] = {}
     probe = LagProbe()
     probe.start()
+    await asyncio.sleep(3.0)
+    results["idle"] = (probe.stop(), 3.0, 0)
+    probe.start()
     started = time.perf_counter()
     summary = await window.open_folder(str(first))
     results["index"] = (probe.stop(), time.perf_counter() - started, getattr(summary, "pages", 0))
@@ -89,16 +94,16 @@ def main() -> int:
             os.environ["FOLIO_HOME"] = str(scratch / "home")
             results = await run_once(args, scratch)
             for name, (report, seconds, size) in results.items():  # type: ignore[misc]
-                rows.setdefault(name, []).append((report.median_ms, report.p99_ms, report.max_ms))
+                rows.setdefault(name, []).append((report.median_ms, report.p95_ms, report.p99_ms, report.max_ms))
                 print(f"run {i + 1} {name:<7} {seconds:6.1f} s  ({size})  {report}", flush=True)
             shutil.rmtree(scratch, ignore_errors=True)
 
     qasync.run(all_runs())
     print(f"\nGUI event-loop stall over {args.repeats} run(s), cores={os.cpu_count()} (median of runs):")
-    print(f"{'workload':<8} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    print(f"{'workload':<8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for name, values in rows.items():
-        p50, p99, mx = (statistics.median(v[i] for v in values) for i in range(3))
-        print(f"{name:<8} {p50:8.1f} {p99:8.1f} {mx:8.1f}")
+        p50, p95, p99, mx = (statistics.median(v[i] for v in values) for i in range(4))
+        print(f"{name:<8} {p50:8.1f} {p95:8.1f} {p99:8.1f} {mx:8.1f}")
     del app
     return 0
 

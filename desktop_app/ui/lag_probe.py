@@ -23,11 +23,12 @@ class LagReport:
     max_ms: float
     p99_ms: float
     median_ms: float
+    p95_ms: float = 0.0
 
     def __str__(self) -> str:
         return (
-            f"{self.ticks} ticks over {self.seconds:.1f} s: event-loop lag "
-            f"median {self.median_ms:.1f} ms, p99 {self.p99_ms:.1f} ms, max {self.max_ms:.1f} ms"
+            f"{self.ticks} ticks over {self.seconds:.1f} s: event-loop lag median {self.median_ms:.1f} ms,"
+            f" p95 {self.p95_ms:.1f} ms, p99 {self.p99_ms:.1f} ms, max {self.max_ms:.1f} ms"
         )
 
 
@@ -67,10 +68,12 @@ class LagProbe(QObject):
         if not values:
             return LagReport(0, end - self._started, 0.0, 0.0, 0.0)
         p99 = values[min(len(values) - 1, int(round(0.99 * (len(values) - 1))))]
+        p95 = values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
         return LagReport(
             ticks=len(values),
             seconds=end - self._started,
             max_ms=values[-1],
             p99_ms=p99,
             median_ms=values[len(values) // 2],
+            p95_ms=p95,
         )
