@@ -24,12 +24,13 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import AnswerFailed
-from desktop_app.ui.answer_model import AnswerTurn
+from desktop_app.ui.answer_model import AnswerTurn, TurnState
 from desktop_app.ui.check_turn import CheckedTurn
 
 logger = logging.getLogger(__name__)
 
 TEXT_FILES = "Text (*.md *.markdown *.txt);;All files (*)"
+FRAME_S = 0.05  # the checked text is re-rendered at most this often while it runs
 MAX_BYTES = 2_000_000  # a longer "text" is not a draft to check sentence by sentence
 
 
@@ -113,20 +114,39 @@ async def run_check(window: Any, turn: AnswerTurn, text: str, name: str) -> Answ
     and saying how far it got in the status bar."""
     builder = CheckedTurn(turn)
     pane = window.conversation
+    loop = asyncio.get_running_loop()
+    shown = 0.0
+
+    def show() -> None:
+        nonlocal shown
+        builder.rebuild()
+        pane.render_now()
+        window.show_status(builder.progress())
+        shown = loop.time()
+
     try:
         async for event in window.kb.check_text(text, name):
             builder.apply(event)
-            pane.render_now()
-            window.show_status(builder.progress())
+            # A long text: rebuilding and rendering it on every sentence would cost
+            # the GUI thread time quadratic in its length; at most once a frame.
+            if loop.time() - shown >= FRAME_S or event.event != "sentence_check":
+                show()
     except KnownError as error:
         turn.apply(AnswerFailed(str(error), known=True))
         window.show_status(f"Checking failed: {error}")
     except asyncio.CancelledError:
+        builder.rebuild()  # what was checked stays shown
+        turn.state = TurnState.CANCELLED
         window.show_status("Checking stopped.")
         pane.end_turn()
         raise
     except Exception as error:  # a bug: logged with its traceback
         logger.exception("checking %s failed", name)
         turn.apply(AnswerFailed(f"{type(error).__name__}: {error}", known=False))
+    else:
+        if builder.dirty:
+            show()
+    if builder.dirty:  # failed midway: what was checked stays shown
+        builder.rebuild()
     pane.end_turn()
     return turn

@@ -24,7 +24,8 @@ CHECK_PREFIX = "Check: "
 
 
 class CheckedTurn:
-    """Feeds check events into ``turn`` (create it with :func:`check_turn`)."""
+    """Feeds check events into ``turn`` (create it with :func:`check_turn`): :meth:`apply`
+    records an event, :meth:`rebuild` (at most once a frame) updates the turn."""
 
     def __init__(self, turn: AnswerTurn) -> None:
         self.turn = turn
@@ -33,6 +34,7 @@ class CheckedTurn:
         self.counts: dict[str, int] = {}
         self.finished = False
         self.cancelled = False
+        self.dirty = False  # events applied since the last rebuild
 
     @property
     def total(self) -> int:
@@ -52,11 +54,12 @@ class CheckedTurn:
             self.cancelled = bool(event.cancelled)
         else:
             return
-        self.rebuild()
+        self.dirty = True
 
     def rebuild(self) -> None:
         """Recompute the turn's text, chips, sources and verdicts from the checks so far."""
         turn = self.turn
+        self.dirty = False
         if self.document is None:
             return
         text: str = self.document.text

@@ -13,6 +13,7 @@ from desktop_app.core.settings import Settings
 from desktop_app.core.types import Verdict
 from desktop_app.services.knowledge_base import KnowledgeBase
 from desktop_app.ui.answer_html import Colours
+from desktop_app.ui.answer_model import TurnState
 from desktop_app.ui.check_dialog import CheckTextDialog
 from desktop_app.ui.main_window import MainWindow
 from tests.ui.conftest import until
@@ -89,6 +90,18 @@ def test_check_a_text_underlines_sentences_and_opens_their_pages(qtbot, qloop, t
         support = window.viewer.view.support_rects()
         assert all(any(h.intersects(b) for h in support) for b in glyph_boxes(window, "thirty days"))
         assert not any(h.intersects(b) for h in support for b in glyph_boxes(window, "Unrelated opening"))
+
+        # Stop (Esc) ends a long check; what was checked stays, underlined.
+        long_text = "\n\n".join(f"The pump needs a 230 volt supply, check number {n}." for n in range(400))
+        task = window.check_text_content(long_text, "long.txt")
+        assert task is not None and window.commands.stop_action.isEnabled()
+        checking = window.conversation.current_turn()
+        run(until(lambda: len(checking.verdicts) >= 2, timeout=60, what="the first verdicts"))
+        window.stop()
+        stopped = run(task)
+        assert stopped.state is TurnState.CANCELLED and 2 <= len(stopped.verdicts) < 400
+        assert window.status_label.text().startswith("Stopped after")
+        assert not window.commands.stop_action.isEnabled()
     finally:
         window.close()
         qloop.run_until_complete(kb.close())
