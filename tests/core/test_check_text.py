@@ -91,6 +91,28 @@ def test_an_exported_answer_gives_its_sentences_their_footnotes_and_drops_folios
     assert checked.footnotes["2"].passage == LEASE
 
 
+def test_an_answer_exported_as_json_is_read_like_the_markdown() -> None:
+    from desktop_app.core.library.history import audit_record
+
+    record = {
+        "answer_id": "a2", "question": "Which frame?", "style": "shortid",
+        "text": "A value of 126 means a 16-bit payload length [ab12cd3]. Thanks for asking!",
+        "citations": {"ab12cd3": [[46, 55]]},
+        "sources": [{"id": "ab12cd3", "chunk_id": "rfc", "doc_id": "d", "doc_path": "/lib/rfc6455.pdf",
+                     "page": 31, "page_label": "29", "text": RFC, "char_start": 0, "char_end": 9}],
+    }
+    checked = read_text(json.dumps(audit_record(record)), "answer.json")
+    assert checked.exported and checked.title == "Which frame?"
+    assert checked.text == "A value of 126 means a 16-bit payload length. Thanks for asking!"
+    assert checked.cited == (("ab12cd3",), ())
+    note = checked.footnotes["ab12cd3"]
+    assert (note.chunk_id, note.file_name, note.page_label, note.passage) == ("rfc", "rfc6455.pdf", "29", RFC)
+    (first, _thanks) = run(TextChecker(), json.dumps(audit_record(record)))
+    assert first.verdict is Verdict.SUPPORTED and first.where == "rfc6455.pdf p. 29"
+    # A JSON text that is no audit record is read as text.
+    assert read_text('{"note": "Rent is due monthly."}').sentences
+
+
 def test_plain_markers_are_read_and_removed_without_footnotes() -> None:
     checked = read_text("The rent is due monthly [3]. Nothing cites here.")
     assert checked.text == "The rent is due monthly. Nothing cites here."

@@ -6,7 +6,9 @@ Two kinds of input:
 - an answer exported by Folio (``folio export`` / Export Answer…, core/library/history.py):
   Markdown whose markers are footnotes ``[^1]`` and whose footnote definitions name the
   chunk, file and page and quote the passage verbatim. Its heading is the question, its
-  "Checks" section and footnotes are not part of the answer;
+  "Checks" section and footnotes are not part of the answer; or the same answer exported
+  as its JSON audit record (``--format json``: its ``answer``, ``citations`` with chunk id,
+  page and passage, ``citation_style``);
 - anyone's own draft, Markdown or plain text, with or without ``[1]``-style markers.
 
 :func:`read_text` turns either into plain prose (Markdown syntax removed, paragraphs and
@@ -21,6 +23,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from desktop_app.core.text.markers import find_markers
@@ -200,10 +203,40 @@ def _blocks(raw: str) -> tuple[str, list[tuple[str, bool]], dict[str, Footnote]]
     return title, [(b.strip(), heading) for b, heading in blocks if b.strip()], footnotes
 
 
+def _audit_record(raw: str) -> tuple[str, list[tuple[str, bool]], dict[str, Footnote], str] | None:
+    """An answer exported as its JSON audit record (``folio export --format json``): its
+    question, answer blocks, cited passages and marker style; None for any other text."""
+    if not raw.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("answer"), str):
+        return None
+    footnotes: dict[str, Footnote] = {}
+    for cited in data.get("citations") or []:
+        if isinstance(cited, dict) and "id" in cited:
+            document = cited.get("document") if isinstance(cited.get("document"), dict) else {}
+            label = str(cited["id"])
+            footnotes[label] = Footnote(
+                label, str(cited.get("chunk_id") or ""), Path(str(document.get("path") or "")).name,
+                str(cited.get("page_label") or cited.get("page") or ""), str(cited.get("passage") or ""),
+            )
+    style = "shortid" if data.get("citation_style") == "shortid" else "label"
+    return str(data.get("question") or ""), _blocks(data["answer"])[1], footnotes, style
+
+
 def read_text(raw: str, name: str = "") -> TextToCheck:
-    """The sentences of ``raw`` (Markdown, plain text or an exported answer) and the
-    marker labels each carried; the markers themselves are removed from the text."""
-    title, blocks, footnotes = _blocks(raw)
+    """The sentences of ``raw`` (Markdown, plain text, or an answer exported as Markdown or
+    as its JSON audit record) and the marker labels each carried; the markers themselves
+    are removed from the text."""
+    record = _audit_record(raw)
+    if record is not None:
+        title, blocks, footnotes, style = record
+    else:
+        title, blocks, footnotes = _blocks(raw)
+        style = "label"
     prose = "\n\n".join(text for text, _ in blocks)
     heading_spans: list[tuple[int, int]] = []
     at = 0
@@ -213,7 +246,7 @@ def read_text(raw: str, name: str = "") -> TextToCheck:
         at += len(block) + 2
     exported = any(f.chunk_id for f in footnotes.values())
     sentences = split_sentences(prose)
-    markers = find_markers(prose, "label")
+    markers = find_markers(prose, style)
     pairs = attach_citations(sentences, markers)
     cut = sorted({span for _, span in markers})
     # Remove each marker and the spaces before it; map the sentence spans to the new text.
@@ -244,13 +277,13 @@ def read_text(raw: str, name: str = "") -> TextToCheck:
     cited: list[tuple[str, ...]] = []
     headings: set[int] = set()
     for sentence, ids in pairs:
-        if any(a <= sentence.start < b for a, b in heading_spans):
-            headings.add(len(kept))
         start, end = moved(sentence.start), moved(sentence.end)
         while end > start and text[end - 1].isspace():
             end -= 1
         if end <= start:
             continue
+        if any(a <= sentence.start < b for a, b in heading_spans):
+            headings.add(len(kept))
         kept.append(Sentence(start, end, text[start:end]))
         cited.append(ids)
     if not exported and not footnotes:
