@@ -217,7 +217,8 @@ def _audit_record(raw: str) -> tuple[str, list[tuple[str, bool]], dict[str, Foot
     footnotes: dict[str, Footnote] = {}
     for cited in data.get("citations") or []:
         if isinstance(cited, dict) and "id" in cited:
-            document = cited.get("document") if isinstance(cited.get("document"), dict) else {}
+            document = cited.get("document")
+            document = document if isinstance(document, dict) else {}
             label = str(cited["id"])
             footnotes[label] = Footnote(
                 label, str(cited.get("chunk_id") or ""), Path(str(document.get("path") or "")).name,
