@@ -43,6 +43,7 @@ class Verdict(StrEnum):
     SUPPORTED = "supported"
     PARTIAL = "partial"
     UNSUPPORTED = "unsupported"
+    CONTRADICTED = "contradicted"  # the cited passage states the opposite (``quote`` says what)
     UNCITED = "uncited"
     NOT_FACTUAL = "not_factual"
 
@@ -337,6 +338,7 @@ class ClaimVerdict:
     support: tuple[Span, ...] = ()  # spans inside the cited passage's text that best support
     reason: str = ""
     support_id: str | None = None  # whose text ``support`` indexes: one of ``ids`` or ``suggested``
+    quote: str = ""  # the passage's words that contradict the sentence or state it only if...
     event: str = field(default="claim", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -351,6 +353,7 @@ class ClaimVerdict:
             "support": [list(s) for s in self.support],
             "support_id": self.support_id,
             "reason": self.reason,
+            "quote": self.quote,
         }
 
 
@@ -450,5 +453,7 @@ def all_unsupported(verdicts: Iterable[ClaimVerdict]) -> bool:
     The window then shows a banner."""
     factual = [v for v in verdicts if v.verdict is not Verdict.NOT_FACTUAL]
     return bool(factual) and all(
-        v.verdict in (Verdict.UNSUPPORTED, Verdict.UNCITED) and v.suggested is None for v in factual
+        v.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED, Verdict.UNCITED)
+        and v.suggested is None
+        for v in factual
     )

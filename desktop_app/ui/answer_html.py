@@ -30,11 +30,12 @@ VERDICT_WORDS = {
     Verdict.SUPPORTED: "supported by the cited passage",
     Verdict.PARTIAL: "only partly supported by the cited passage",
     Verdict.UNSUPPORTED: "not supported by the cited passage",
+    Verdict.CONTRADICTED: "contradicted by the cited passage",
     Verdict.UNCITED: "a claim without a citation",
 }
 LEGEND = (
     "Underline: green = supported, amber = partly supported, "
-    "red = not supported by the cited passage, grey = no citation"
+    "red = not supported or contradicted by the cited passage, grey = no citation"
 )
 
 
@@ -63,6 +64,7 @@ class Colours:
             Verdict.SUPPORTED: self.supported,
             Verdict.PARTIAL: self.partial,
             Verdict.UNSUPPORTED: self.unsupported,
+            Verdict.CONTRADICTED: self.unsupported,
             Verdict.UNCITED: self.uncited,
         }.get(verdict)
 
@@ -264,6 +266,8 @@ def _text_html(fragment: str, verdict: ClaimVerdict | None, colours: Colours) ->
         tip += " [" + ", ".join(verdict.ids) + "]"
     if verdict.score:
         tip += f" · score {verdict.score:.2f}"
+    if verdict.quote:  # what the passage says instead (or under which condition)
+        tip += f"\nThe passage says: “{verdict.quote}”"
     if verdict.reason:
         tip += f"\n{verdict.reason}"
     tip += f"\n\n{LEGEND}"

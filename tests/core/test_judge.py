@@ -88,7 +88,8 @@ def test_only_unsure_cited_sentences_without_number_conflicts_are_asked() -> Non
     by_start = {sentence_of(v).split()[0]: v for v in verdicts}
     assert by_start["The"].verdict is Verdict.SUPPORTED
     assert by_start["Occupants"].verdict in judge.JUDGED
-    assert by_start["Damage"].verdict is Verdict.UNSUPPORTED  # 60 vs 30 days
+    assert by_start["Damage"].verdict is Verdict.CONTRADICTED  # 60 vs 30 days
+    assert by_start["Damage"].quote.startswith("The tenant must report damage")
     gen = JudgingGenerator()
     updates = Judge(gen).review(ANSWER, verdicts, PASSAGES)
     assert [c["sentence"] for c in gen.judge_calls] == [
@@ -103,7 +104,7 @@ def test_only_unsure_cited_sentences_without_number_conflicts_are_asked() -> Non
     assert "judge" in update.reason and "rule scorer" in update.reason
     merged = judge.merge(verdicts, updates)
     assert [v.verdict for v in merged] == [
-        Verdict.SUPPORTED, Verdict.SUPPORTED, Verdict.UNSUPPORTED, Verdict.UNCITED, Verdict.NOT_FACTUAL
+        Verdict.SUPPORTED, Verdict.SUPPORTED, Verdict.CONTRADICTED, Verdict.UNCITED, Verdict.NOT_FACTUAL
     ]
 
 
@@ -113,9 +114,27 @@ def test_a_no_turns_partial_into_unsupported_and_unclear_replies_change_nothing(
     (update,) = Judge(JudgingGenerator(reply=lambda s, p: "no")).review(text, [partial], PASSAGES)
     assert update.verdict is Verdict.UNSUPPORTED and "does not support" in update.reason
     assert Judge(JudgingGenerator(reply=lambda s, p: "The passage")).review(text, [partial], PASSAGES) == []
-    assert [parse_reply(r) for r in ("Yes", " no.", "**Yes**", "maybe", "是", "否")] == [
-        True, False, True, None, True, False
+    assert [parse_reply(r) for r in ("Yes", " no.", "**Yes**", "maybe", "是", "否", "partial")] == [
+        "yes", "no", "yes", None, "yes", "no", "partial"
     ]
+    unsure = ClaimVerdict((0, 48), Verdict.UNSUPPORTED, ("1",), 0.3, support_id="1", reason="30%")
+    (update,) = Judge(JudgingGenerator(reply=lambda s, p: "partial")).review(text, [unsure], PASSAGES)
+    assert update.verdict is Verdict.PARTIAL and "part of it" in update.reason
+
+
+def test_the_judge_stops_asking_when_its_time_budget_is_spent() -> None:
+    text = " ".join(f"Occupants owe the owner notice number{i} about fixtures [1]." for i in range(4))
+    verdicts = verify_answer(text, _markers(text), {k: p.text for k, p in PASSAGES.items()})
+    ticks = iter(range(0, 1000, 10))  # every look at the clock is 10 s later
+    gen = JudgingGenerator()
+    updates = Judge(gen, budget_s=25, clock=lambda: float(next(ticks))).review(text, verdicts, PASSAGES)
+    assert len(gen.judge_calls) == len(updates) == 2  # at 10 s and 20 s; at 30 s the budget is spent
+
+
+def test_a_contradicted_sentence_is_not_asked_about() -> None:
+    contradicted = ClaimVerdict((0, 48), Verdict.CONTRADICTED, ("1",), 0.1, support_id="1",
+                                quote="The tenant must report damage within 30 days")
+    assert Judge(JudgingGenerator()).review("x" * 48, [contradicted], PASSAGES) == []
 
 
 def test_answers_are_cached_by_sentence_and_chunk(store: Store) -> None:
@@ -129,7 +148,7 @@ def test_answers_are_cached_by_sentence_and_chunk(store: Store) -> None:
     assert again.judge_calls == [] and repeat.cache_hits == 1
     assert updates[0].verdict is Verdict.SUPPORTED
     sentence = "Occupants owe the owner prompt notice about broken fixtures [1]."
-    assert store.judge_get(sentence_sha(sentence), "aaaa:2:0") is True
+    assert store.judge_get(sentence_sha(sentence), "aaaa:2:0") == "yes"
     # The same sentence against another chunk is a new question.
     moved = {"1": JudgedPassage("bbbb:2:0", REPAIRS)}
     other = JudgingGenerator()

@@ -33,6 +33,7 @@ from desktop_app.core.types import ClaimVerdict, Verdict
 # ----------------------------------------------------------------- calibration pairs
 
 S, P, U = Verdict.SUPPORTED, Verdict.PARTIAL, Verdict.UNSUPPORTED
+C = Verdict.CONTRADICTED  # the passage says otherwise (another number, the opposite)
 
 RETURNS = (
     "Returns are accepted within 30 days of delivery. Items must be unused and in their "
@@ -66,10 +67,10 @@ PAIRS: list[tuple[str, str, Verdict]] = [
     # English
     ("Returns are accepted within 30 days of delivery.", RETURNS, S),
     ("Customers can return items within 30 days after delivery.", RETURNS, S),
-    ("Returns are accepted within 60 days of delivery.", RETURNS, U),
+    ("Returns are accepted within 60 days of delivery.", RETURNS, C),
     ("Refunds are issued within 5 business days to the original payment method.", RETURNS, S),
-    ("Refunds are issued within 10 business days.", RETURNS, U),
-    ("Shipping costs are refunded together with the item price.", RETURNS, U),
+    ("Refunds are issued within 10 business days.", RETURNS, C),
+    ("Shipping costs are refunded together with the item price.", RETURNS, C),
     (
         "Returned items must be unused and in their original packaging, and customers must "
         "include the receipt and a signed return form.",
@@ -83,7 +84,7 @@ PAIRS: list[tuple[str, str, Verdict]] = [
         HTTP_304,
         S,
     ),
-    ("A 404 status code means the condition evaluated to false.", HTTP_304, U),
+    ("A 404 status code means the condition evaluated to false.", HTTP_304, C),
     (
         "A server that sends a 304 response must send the header fields of a 200 response and "
         "must also include a full message body with a checksum.",
@@ -94,7 +95,7 @@ PAIRS: list[tuple[str, str, Verdict]] = [
     ("Net revenue increased 12% in fiscal 2022.", REVENUE, S),
     ("Operating margin fell to 1.85% in fiscal 2022.", REVENUE, U),
     ("Operating margin declined mainly because of higher raw material costs.", REVENUE, S),
-    ("Net revenue increased by 2.5% compared with fiscal 2021.", REVENUE, U),
+    ("Net revenue increased by 2.5% compared with fiscal 2021.", REVENUE, C),
     ("The company plans to open new stores in Europe next year.", REVENUE, U),
     (
         "Operating margin declined because of higher raw material costs, a weaker euro and "
@@ -108,7 +109,7 @@ PAIRS: list[tuple[str, str, Verdict]] = [
         S,
     ),
     ("Overtime is paid at twice the regular rate.", OVERTIME, U),
-    ("Overtime does not need approval from a manager.", OVERTIME, U),
+    ("Overtime does not need approval from a manager.", OVERTIME, C),
     ("Overtime must be approved in advance by the employee's manager.", OVERTIME, S),
     (
         "Employees are entitled to overtime pay and to an extra day of paid leave each month.",
@@ -118,18 +119,18 @@ PAIRS: list[tuple[str, str, Verdict]] = [
     # Chinese
     ("混凝土浇筑应连续进行。", CONCRETE, S),
     ("混凝土浇筑完成后应在12小时内覆盖并浇水养护。", CONCRETE, S),
-    ("养护时间不得少于14天。", CONCRETE, U),
+    ("养护时间不得少于14天。", CONCRETE, C),
     ("养护时间不得少于七天。", CONCRETE, S),
     ("混凝土浇筑应连续进行，并且必须使用预拌商品混凝土和专用泵车。", CONCRETE, P),
     ("钢筋焊接接头应进行拉伸试验。", CONCRETE, U),
     ("重大工序变更须由项目技术负责人审批后才能实施。", CHANGES, S),
-    ("变更申请应提前5个工作日提交。", CHANGES, U),
+    ("变更申请应提前5个工作日提交。", CHANGES, C),
     ("变更需报总部备案。", CHANGES, U),
     ("变更申请应提前3个工作日提交，并需公司总经理签字和董事会批准。", CHANGES, P),
     ("2023年公司营业收入为58.6亿元。", PROFIT, S),
     ("2023年营业收入同比增长25%。", PROFIT, U),
     ("公司净利润同比下降12.4%。", PROFIT, S),
-    ("2023年公司净利润同比增长12.4%。", PROFIT, U),
+    ("2023年公司净利润同比增长12.4%。", PROFIT, C),
     ("ctex 宏包默认使用 UTF8 编码。", CTEX, S),
     ("使用 XeLaTeX 编译时可以选择 GBK 编码。", CTEX, U),
     ("ctex 宏包支持 UTF8 和 GBK 编码，还支持 Big5 和 EUC-KR 等编码。", CTEX, P),
@@ -353,9 +354,13 @@ def test_calibration_pairs_get_the_verdict_a_reader_gives() -> None:
 def test_a_number_the_passage_does_not_state_makes_the_claim_unsupported(
     claim: str, passage: str
 ) -> None:
+    """Unsupported, or contradicted when the passage states the same thing with another
+    number (30 days, not 60; fell, not rose), quoting it."""
     result = score_claim(claim, passage)
-    assert result.verdict is Verdict.UNSUPPORTED
+    assert result.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)
     assert result.score < PARTIAL_MIN
+    if result.verdict is Verdict.CONTRADICTED:
+        assert "the passage says" in result.reason or "opposite direction" in result.reason
 
 
 def test_thirty_days_versus_sixty_days_names_the_number() -> None:
@@ -365,8 +370,9 @@ def test_thirty_days_versus_sixty_days_names_the_number() -> None:
         is Verdict.SUPPORTED
     )
     result = score_claim("Notice must be given within 30 days of the event.", passage)
-    assert result.verdict is Verdict.UNSUPPORTED
+    assert result.verdict is Verdict.CONTRADICTED
     assert "30 days" in result.reason and "60 days" in result.reason
+    assert result.quote == "Notice must be given within 60 days of the event."
 
 
 @pytest.mark.parametrize(
@@ -418,7 +424,7 @@ def test_a_negation_the_passage_does_not_share_lowers_the_verdict() -> None:
         score_claim(
             "Visitors must not register at the front desk before entering the laboratory.", passage
         ).verdict
-        is Verdict.PARTIAL
+        is Verdict.CONTRADICTED
     )
 
 
@@ -484,7 +490,7 @@ def test_each_sentence_of_an_answer_gets_one_verdict() -> None:
         ("Overtime must be approve", Verdict.UNSUPPORTED, ("1",), "2"),  # right claim, wrong source
         ("Refunds are issued withi", Verdict.UNCITED, (), "1"),  # inferred by Folio
         ("Shipping costs are not r", Verdict.UNSUPPORTED, ("7",), "1"),  # hallucinated label
-        ("Returns are accepted wit", Verdict.UNSUPPORTED, ("1",), None),  # 60 vs 30 days
+        ("Returns are accepted wit", Verdict.CONTRADICTED, ("1",), None),  # 60 vs 30 days
         ("The documents do not say", Verdict.NOT_FACTUAL, (), None),
     ]
     wrong_source, uncited, invented = verdicts[2], verdicts[3], verdicts[4]

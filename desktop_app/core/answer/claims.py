@@ -45,6 +45,7 @@ _GREETING_RE = re.compile(
 def plain_text(text: str) -> str:
     """The sentence without markers, markdown emphasis and a leading bullet or list number."""
     text = strip_markers(text, " ")
+    text = re.sub(r"(?<=\d) ?\* ?(?=[A-Za-z]\b)", "×", text)  # "2*N" is a figure, not emphasis
     text = re.sub(r"[*_`>#|]+", " ", text)
     text = re.sub(
         r"^\s*(?:[-•·+]|\d{1,3}[.)、]|[(（]\d{1,3}[)）]|[一二三四五六七八九十]{1,3}、)\s*", "", text
@@ -94,6 +95,7 @@ _UNIT_WORDS = {
     "gb": "gb",
     "tb": "tb",
     "byte": "byte bytes 字节",
+    "bit": "bit bits",
     "celsius": "°c ℃ 摄氏度 度",
     "times": "times 倍",
     "people": "people persons 人 名",
@@ -119,7 +121,7 @@ _CN_NUM = "零〇一二两三四五六七八九十百千万亿"
 _CN_UNIT = "个月|个小时|小时|分钟|天|日|周|年|月|秒|倍|元|米|公里|千米|吨|公斤|千克|克|页|条|%"
 _NUMBER_RE = re.compile(
     r"(?P<cur>[$€£¥]\s?)?(?<![A-Za-z0-9.])"
-    r"(?:(?P<id>\d+(?:\.\d+){2,})|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    r"(?:(?P<id>\d+(?:\.\d+){2,}|\d+\s?[*×]\s?[a-z](?![a-z]))|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     rf"|(?P<cn>[{_CN_NUM}]{{2,}}|[二两三四五六七八九十])(?=\s?(?:{_CN_UNIT})))"
     r"(?:\s?(?P<scale>thousand|million|billion|trillion|bn|百万|千万|万|亿|千)(?![a-z]))?"
     r"(?:[\s-]?(?P<unit>%|°c|℃|[a-z]+|[\u4e00-\u9fff]{1,3}))?"
@@ -174,7 +176,7 @@ def numbers_in(text: str) -> list[Number]:
         if m.group("cur"):
             unit = _UNIT_OF.get(m.group("cur").strip(), unit)
         if m.group("id"):
-            found.append(Number(m.group(), frozenset([m.group("id")]), unit))
+            found.append(Number(m.group(), frozenset([re.sub(r"\s", "", m.group("id")).replace("×", "*")]), unit))
             continue
         if m.group("cn"):
             value = _cn_value(m.group("cn"))

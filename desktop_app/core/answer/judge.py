@@ -1,16 +1,18 @@
-"""The optional judge: a second opinion from the loaded answer model on the sentences the
-rule scorer was unsure about. Qt-free, no asyncio.
+"""The judge: a second opinion from the loaded answer model on the sentences the rule
+scorer was unsure about. Qt-free, no asyncio.
 
-Only sentences rated ``partial`` or ``unsupported`` against a passage they cite are asked
-about (never uncited ones, never those whose numbers the passage does not state: the
-rule scorer is exact about numbers). Each question is one short completion — "Does the
-passage support the sentence? Answer yes or no." — constrained to ``yes``/``no``, at
-temperature 0, on the thread that owns the model, after the answer has finished. Answers
-are cached by (sha256 of the sentence, chunk id), so re-asking costs nothing.
+Only sentences rated ``partial``, or ``unsupported`` for want of words, against a passage
+they cite are asked about: never uncited ones, never those whose numbers the passage does
+not state and never those the passage contradicts (the rules are exact there and quote the
+passage). Each question is one short completion — "Does the passage support the
+sentence? Answer yes, partial or no." — constrained by a grammar to those three words, at
+temperature 0, on the thread that owns the model, after the answer has finished, within a
+time budget (:data:`BUDGET_S`). Answers are cached by (sha256 of the sentence, chunk id),
+so re-asking costs nothing.
 
-A ``yes`` makes the sentence ``supported``; a ``no`` makes a ``partial`` one
+``yes`` makes the sentence ``supported``, ``partial`` ``partial`` and ``no``
 ``unsupported``. The updated :class:`ClaimVerdict` keeps the sentence span and says in
-its reason that the judge decided.
+its reason that the judge decided. bench/verdicts.py measures it.
 """
 
 from __future__ import annotations
@@ -30,25 +32,28 @@ from desktop_app.core.types import ClaimVerdict, Verdict
 
 logger = logging.getLogger(__name__)
 
-QUESTION = "Does the passage support the sentence? Answer yes or no."
+QUESTION = "Does the passage support the sentence? Answer yes, partial or no."
 SYSTEM = (
     "You are a careful fact checker. Answer yes only if the passage states everything the "
-    "sentence claims; otherwise answer no."
+    "sentence claims; partial if it states some of it and nothing against it; no if it does "
+    "not state it or says something else."
 )
-GRAMMAR = 'root ::= ("yes" | "no" | "Yes" | "No")\n'
+GRAMMAR = 'root ::= ("yes" | "partial" | "no")\n'
+ANSWERS = {"yes": Verdict.SUPPORTED, "partial": Verdict.PARTIAL, "no": Verdict.UNSUPPORTED}
 JUDGED = (Verdict.PARTIAL, Verdict.UNSUPPORTED)
-# At most this many model calls per answer: one took 5-14 s with the default model on a
-# busy 2-core machine, so the judge adds at most about half a minute after the answer.
+# At most this many model calls per answer, and no new call after BUDGET_S seconds (see
+# bench/verdicts.py judge: seconds per pair with the default model on 2 cores).
 MAX_JUDGED = 4
+BUDGET_S = 30.0
 MAX_PASSAGE_CHARS = 2000  # a chunk is ~1,000 characters; never send more than this
 
 
 class JudgeCache(Protocol):
     """``Store`` implements it with the DuckDB ``judge_cache`` table."""
 
-    def judge_get(self, sentence_sha: str, chunk_id: str) -> bool | None: ...
+    def judge_get(self, sentence_sha: str, chunk_id: str) -> str | None: ...
 
-    def judge_put(self, sentence_sha: str, chunk_id: str, supported: bool) -> None: ...
+    def judge_put(self, sentence_sha: str, chunk_id: str, answer: str) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -65,17 +70,20 @@ def claim_text(sentence: str) -> str:
 
 
 def sentence_sha(sentence: str) -> str:
-    """The cache key of a sentence: the sha256 of :func:`claim_text`."""
-    return hashlib.sha256(claim_text(sentence).encode("utf-8")).hexdigest()
+    """The cache key of a sentence: the sha256 of :func:`claim_text` (and of the question's
+    version: answers to the earlier yes/no question are not reused)."""
+    return hashlib.sha256(("v2\n" + claim_text(sentence)).encode("utf-8")).hexdigest()
 
 
-def parse_reply(reply: str) -> bool | None:
-    """True for yes, False for no, None when the reply says neither."""
+def parse_reply(reply: str) -> str | None:
+    """"yes", "partial" or "no"; None when the reply says none of them."""
     word = reply.strip().lstrip("*\"'“ ").lower()
     if word.startswith(("yes", "是", "支持")):
-        return True
+        return "yes"
+    if word.startswith(("partial", "部分")):
+        return "partial"
     if word.startswith(("no", "否", "不")):
-        return False
+        return "no"
     return None
 
 
@@ -97,16 +105,20 @@ class Judge:
 
     def __init__(self, generator: Generator, cache: JudgeCache | None = None,
                  should_cancel: Callable[[], bool] = lambda: False,
-                 max_judged: int = MAX_JUDGED, grammar: str | None = GRAMMAR) -> None:
+                 max_judged: int = MAX_JUDGED, grammar: str | None = GRAMMAR,
+                 budget_s: float = BUDGET_S, clock: Callable[[], float] = time.monotonic) -> None:
         self.generator = generator
         self.cache = cache
         self.should_cancel = should_cancel
         self.max_judged = max_judged
         self.grammar = grammar
+        self.budget_s = budget_s
+        self.clock = clock
         self.model_calls = 0
         self.cache_hits = 0
+        self.seconds = 0.0  # spent in model calls
 
-    def supports(self, sentence: str, passage: JudgedPassage) -> bool | None:
+    def supports(self, sentence: str, passage: JudgedPassage) -> str | None:
         """The judge's answer for one (sentence, passage), from the cache if asked before."""
         key = sentence_sha(sentence)
         if self.cache is not None:
@@ -120,6 +132,7 @@ class Judge:
             grammar=self.grammar, should_cancel=self.should_cancel,
         ))
         self.model_calls += 1
+        self.seconds += time.perf_counter() - started
         verdict = parse_reply(reply)
         logger.debug("judge said %r (%s) in %.2f s", reply, verdict, time.perf_counter() - started)
         if verdict is not None and self.cache is not None:
@@ -136,8 +149,12 @@ class Judge:
         Stops quietly when ``should_cancel`` turns true."""
         updated: list[ClaimVerdict] = []
         asked = 0
+        started = self.clock()
         for verdict in verdicts:
             if asked >= self.max_judged or self.should_cancel():
+                break
+            if self.clock() - started >= self.budget_s:
+                logger.info("judge: time budget of %.0f s spent after %d questions", self.budget_s, asked)
                 break
             target = _target(verdict, passages)
             if target is None:
@@ -160,7 +177,7 @@ class Judge:
 
 def _target(verdict: ClaimVerdict, passages: Mapping[str, JudgedPassage]) -> str | None:
     """The cited id to judge against: the rule scorer's best, else the first valid one."""
-    if verdict.verdict not in JUDGED:
+    if verdict.verdict not in JUDGED or verdict.quote:
         return None
     valid = [i for i in verdict.ids if i in passages]
     if not valid:
@@ -168,9 +185,13 @@ def _target(verdict: ClaimVerdict, passages: Mapping[str, JudgedPassage]) -> str
     return verdict.support_id if verdict.support_id in valid else valid[0]
 
 
-def _apply(verdict: ClaimVerdict, target: str, supported: bool) -> ClaimVerdict:
+def _apply(verdict: ClaimVerdict, target: str, answer: str) -> ClaimVerdict:
     rule = f"rule scorer: {verdict.verdict} ({verdict.reason})"
-    if supported:
+    if answer == "partial":
+        return replace(verdict, verdict=Verdict.PARTIAL,
+                       reason=f"[{target}]: the judge (local model) says the passage supports"
+                              f" part of it; {rule}")
+    if answer == "yes":
         # The cited passage holds: no suggestion needed; the rule scorer's support spans
         # are kept only if they index this passage.
         support = verdict.support if verdict.support_id == target else ()

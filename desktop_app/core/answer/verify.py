@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from desktop_app.core.answer import meaning
 from desktop_app.core.answer.claims import (
     Number,
     is_factual,
@@ -66,6 +67,10 @@ EMBED_WEIGHT = 0.5  # the embedding's share when it raises the lexical score
 # The default embedder (all-MiniLM-L6-v2) is English-only: on Chinese claims its cosine was
 # noise (0.73 for an unrelated pair), so it is consulted only for mostly-Latin claims.
 EMBED_MIN_LATIN_SHARE = 0.5
+LIGHT_WEIGHT = 0.5  # generic words ("value", "resulted", "signals") count half
+ANCHOR_MIN = 0.55  # a claim whose distinctive number the passage states with the same noun
+# is supported from this coverage on ("This resulted in 21,015,324 passages")
+CONTRADICTION_CAP = 0.10  # score of a claim the passage contradicts
 SUGGEST_PREFILTER = 20  # at most this many candidates (by word overlap) get a full score
 
 # ----------------------------------------------------------------- text analysis
@@ -77,16 +82,6 @@ _CN_META = re.compile(
     r"根据(提供的|所给的|上述|以上)?(资料|文档|文件|材料|来源|上下文|内容|规定)?[，,]?|"
     r"(资料|文档|文件|材料|来源)(中)?(显示|表明|指出|提到|所述|记载)[，,：:]?"
 )
-_NEGATION_RE = re.compile(
-    r"\b(not|no|never|cannot|none|neither|nor|without)\b|n't\b|"
-    r"不(?!同|仅|但|论|过|久|断)|没有|无(?!论)|未(?!来)|禁止|严禁|勿|非(?!常)"
-)
-# bounds and idioms that contain a negation word but state no negation
-_NOT_NEGATION_RE = re.compile(
-    r"\b(?:not only|(?:if it )?were not for|were it not for|no (?:later|more|less|fewer) than"
-    r"|not (?:later|more|less|fewer) than|not exceed(?:ing)?)\b|"
-    r"不得?(?:少于|多于|超过|低于|高于|大于|小于|迟于|早于)|不晚于|不早于"
-)
 _UP_RE = re.compile(
     r"\b(?:increas\w*|rose|ris(?:e|es|en|ing)|gr[eo]w\w*|up|higher|gain\w*|improv\w*)\b|"
     r"增长|增加|上升|提高|上涨|提升|增幅"
@@ -96,6 +91,16 @@ _DOWN_RE = re.compile(
     r"下降|减少|降低|下跌|下滑|降幅|亏损"
 )
 _CLAUSE_RE = re.compile(r"[^,，;；:：。!?！？]+")
+# Words that name the kind of statement, not its content: a claim that leaves them out or
+# uses another one says the same thing ("a value of 126 signals" / "if 126, ... are").
+_LIGHT_WORDS = frozenset(
+    """value values field fields signal signals signaled signalled indicate indicates indicated
+    mean means meant result results resulted resulting use uses used using make makes made
+    show include includes included including contain contains contained number numbers long
+    total specific specifically called known given set sets type types kind way ways case
+    cases example order part parts""".split()
+)
+_LIGHT_STEMS = frozenset(stem(w) for w in _LIGHT_WORDS)
 
 
 def _units(text: str) -> dict[str, float]:
@@ -105,7 +110,9 @@ def _units(text: str) -> dict[str, float]:
     for word in re.findall(r"[a-zäöüß][a-z0-9äöüß]*", text):
         root = stem(word)
         if len(root) > 1 and root not in CLAIM_STOPWORDS and word not in CLAIM_STOPWORDS:
-            units[root] = 1.0
+            units[root] = LIGHT_WEIGHT if word in _LIGHT_WORDS else 1.0
+    for number in numbers_in(text):  # a number is content: "#21015324"
+        units["#" + max(number.values, key=len)] = 1.0
     for run in re.findall(f"[{CJK_RANGES}]+", text):
         for part in re.split(f"[{_CN_PARTICLES}]", run):
             for a, b in zip(part, part[1:], strict=False):
@@ -138,49 +145,21 @@ def _analyse(passage: str) -> _Analysed:
     )
 
 
-def _negated(text: str) -> bool:
-    text = re.sub(r"\([^()]*\)|（[^（）]*）", " ", text.lower())  # "304 (Not Modified)" is a name
-    return bool(_NEGATION_RE.search(_NOT_NEGATION_RE.sub(" ", text)))
-
-
 def _direction(text: str) -> int:
     low = text.lower()
     return int(bool(_UP_RE.search(low))) - int(bool(_DOWN_RE.search(low)))
 
 
-def _polarity_conflict(
-    claim: str, units: Iterable[str], numbers: Sequence[Number], window: Sequence[str]
-) -> str | None:
-    """Return "negation" or "direction" when the passage clauses that state the claim say the
-    opposite ("must not" vs "must", "rose 12%" vs "fell 12%"), else None."""
-    claim_units = set(units)
-    clauses = [c for text in window for c in _CLAUSE_RE.findall(text)]
-    values = {v for n in numbers for v in n.values}
-    anchored = [c for c in clauses if values & {v for n in numbers_in(c) for v in n.values}]
-    directions = {_direction(c) for c in anchored} - {0}
-    claim_direction = _direction(claim)
-    if claim_direction and directions == {-claim_direction}:
-        return "direction"
-    relevant = []
-    for clause in clauses:
-        clause_units = set(_units(clause))
-        matched = len(clause_units & claim_units)
-        if matched >= 2 and matched >= 0.4 * len(clause_units):
-            relevant.append(clause)
-    if relevant and _negated(claim) != any(_negated(c) for c in relevant):
-        return "negation"
-    return None
-
-
 # ----------------------------------------------------------------- scoring one claim
 @dataclass(frozen=True)
 class ClaimScore:
-    verdict: Verdict  # SUPPORTED, PARTIAL or UNSUPPORTED
+    verdict: Verdict  # SUPPORTED, PARTIAL, UNSUPPORTED or CONTRADICTED
     score: float  # in [0, 1]
     support: tuple[Span, ...]  # best-supporting passage sentences, offsets into the passage
     reason: str
     coverage: float = 0.0  # share of the claim's content units found in ``support``
     cosine: float | None = None  # best sentence cosine, when an embedder was given
+    quote: str = ""  # the passage's words that contradict the claim (or make it conditional)
 
 
 def _verdict_for(score: float) -> Verdict:
@@ -232,34 +211,127 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
     if total == 0 and claim_numbers:
         score = 1.0 if not missing_numbers(claim_numbers, p.numbers) else 0.0
     support = tuple(sorted(p.spans[i] for i in picks))
+    picked = [p.texts[i] for i in picks]
     missing = missing_numbers(claim_numbers, p.numbers)
     if missing:
+        other = _other_number(claim, units, missing, claim_numbers, picked)
+        if other is not None:
+            reason = f"the passage gives another number than {', '.join(missing)}"
+            reason += f"; the passage says: {other}"
+            return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support,
+                              reason, coverage, cosine, quote=other)
         stated = ", ".join(dict.fromkeys(n.surface for n in p.numbers)) or "none"
         reason = f"the passage does not state {', '.join(missing)} (numbers there: {stated[:80]})"
         score = min(score, NUMBER_MISMATCH_CAP)
         return ClaimScore(Verdict.UNSUPPORTED, score, support, reason, coverage, cosine)
-    verdict = _verdict_for(score)
+    elsewhere = _misattached(claim, claim_numbers, p.texts)
+    if elsewhere is not None:
+        reason = f"the passage states the number of another thing; the passage says: {elsewhere}"
+        return ClaimScore(Verdict.UNSUPPORTED, min(score, NUMBER_MISMATCH_CAP), support, reason,
+                          coverage, cosine, quote=elsewhere)
     reason = f"{coverage:.0%} of the claim's content found in {len(picks)} passage sentence(s)"
     if cosine is not None:
         reason += f"; closest sentence cosine {cosine:.2f}"
     if claim_numbers:
         reason += "; numbers agree"
-    conflict = _polarity_conflict(claim, units.keys(), claim_numbers, [p.texts[i] for i in picks])
-    if conflict == "direction":
+        if SUPPORTED_MIN > score >= ANCHOR_MIN and _anchored(claim, claim_numbers, units, p.texts):
+            score = SUPPORTED_MIN
+            reason += ", stated with the same words"
+    verdict = _verdict_for(score)
+    if _direction_conflict(claim, claim_numbers, picked):
         reason = "the passage states the number with the opposite direction (rise vs fall)"
-        score = min(score, NUMBER_MISMATCH_CAP)
-        return ClaimScore(Verdict.UNSUPPORTED, score, support, reason, coverage, cosine)
-    if conflict:  # one level down, and the score into that level's band
-        if verdict is Verdict.SUPPORTED:
-            verdict, score = Verdict.PARTIAL, min(score, SUPPORTED_MIN - 0.01)
-        elif verdict is Verdict.PARTIAL:
-            verdict, score = Verdict.UNSUPPORTED, min(score, PARTIAL_MIN - 0.01)
-        reason += f"; {conflict} differs from the passage"
+        return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
+                          coverage, cosine)
+    if verdict is not Verdict.UNSUPPORTED:
+        found = meaning.conflict(claim, picked, _units, p.texts)
+        if found is not None:
+            verdict = Verdict.CONTRADICTED if found.opposite else Verdict.UNSUPPORTED
+            cap = CONTRADICTION_CAP if found.opposite else PARTIAL_MIN - 0.01
+            return ClaimScore(verdict, min(score, cap), support, found.reason(), coverage, cosine,
+                              quote=found.quote)
     if verdict is Verdict.UNSUPPORTED and bool(CJK_CHAR.search(claim)) != bool(
         CJK_CHAR.search(passage)
     ):
         reason += "; claim and passage are in different scripts"
     return ClaimScore(verdict, min(max(score, 0.0), 1.0), support, reason, coverage, cosine)
+
+
+def _after(text: str, number: Number) -> str:
+    """The noun that follows ``number`` in ``text`` ("21,015,324 passages": "passag"); ""
+    when a unit follows it (units are compared by :func:`missing_numbers`)."""
+    if number.unit is not None:
+        return ""
+    figure = re.match(r"[$€£¥]?\s?[\d.,*×]*\d[\d.,*×a-z]*?(?=\s|$|[^\d.,*×])", number.surface)
+    if figure is None:
+        return ""
+    low = unicodedata.normalize("NFKC", plain_text(text)).lower()
+    m = re.search(r"(?<![\d.,])" + re.escape(figure.group()) + r"[\s-]*([a-z]+|[\u4e00-\u9fff]{1,2})", low)
+    return stem(m.group(1)) if m else ""
+
+
+def _anchored(claim: str, numbers: Sequence[Number], units: Mapping[str, float],
+              texts: Sequence[str]) -> bool:
+    """Whether one passage sentence states every number of the claim, each with the noun the
+    claim gives it or beside other words of the claim."""
+    for text in texts:
+        stated = numbers_in(text)
+        if missing_numbers(numbers, stated):
+            continue
+        words = sum(w for u, w in _units(text).items() if u in units and not u.startswith("#"))
+        nouns = all(
+            any(_after(claim, n) and _after(claim, n) == _after(text, m)
+                for m in stated if m.values & n.values)
+            for n in numbers
+        )
+        if nouns and words >= 0:
+            return True
+    return False
+
+
+def _misattached(claim: str, numbers: Sequence[Number], texts: Sequence[str]) -> str | None:
+    """The passage sentence that states a claim's number of another noun ("21,015,324
+    questions" where the passage has "21,015,324 passages"), when no sentence that states
+    the number names the claim's noun."""
+    for number in numbers:
+        noun = _after(claim, number)
+        if not noun or noun in CLAIM_STOPWORDS or noun in _LIGHT_STEMS:
+            continue
+        stating = [t for t in texts if any(m.values & number.values for m in numbers_in(t))]
+        if not stating or any(noun in _units(t) for t in stating):
+            continue
+        others = {_after(t, m) for t in stating for m in numbers_in(t) if m.values & number.values}
+        if noun not in others and others and all(o and o not in _LIGHT_STEMS for o in others):
+            return " ".join(stating[0].split())
+    return None
+
+
+def _other_number(claim: str, units: Mapping[str, float], missing: Sequence[str],
+                  numbers: Sequence[Number], texts: Sequence[str]) -> str | None:
+    """The passage clause that states the claim with another number of the same kind."""
+    words = {u: w for u, w in units.items() if not u.startswith("#")}
+    total = sum(words.values())
+    kinds = {n.unit for n in numbers if n.surface in missing}
+    best: tuple[float, str] | None = None
+    for text in texts:
+        for clause in _CLAUSE_RE.findall(text):
+            stated = numbers_in(clause)
+            if not stated or not any(n.unit in kinds or None in kinds for n in stated):
+                continue
+            share = sum(w for u, w in words.items() if u in _units(clause)) / total if total else 0
+            if share >= 0.6 and (best is None or share > best[0]):
+                best = (share, " ".join(clause.split()))
+    return best[1] if best is not None else None
+
+
+def _direction_conflict(claim: str, numbers: Sequence[Number], window: Sequence[str]) -> bool:
+    """True when the passage clauses that state the claim's numbers say the opposite
+    direction ("rose 12%" vs "fell 12%")."""
+    clauses = [c for text in window for c in _CLAUSE_RE.findall(text)]
+    values = {v for n in numbers for v in n.values}
+    anchored = [c for c in clauses if values & {v for n in numbers_in(c) for v in n.values}]
+    directions = {_direction(c) for c in anchored} - {0}
+    claim_direction = _direction(claim)
+    return bool(claim_direction) and directions == {-claim_direction}
 
 
 # ----------------------------------------------------------------- verifying an answer
@@ -327,6 +399,7 @@ class _Verifier:
                 support=best.support,
                 support_id=best_id,
                 reason=f"[{best_id}]: {best.reason}{note}",
+                quote=best.quote,
             )
             if best.verdict is not Verdict.UNSUPPORTED:
                 return result

@@ -217,7 +217,7 @@ def export_markdown(record: dict[str, Any]) -> str:
         lines += ["## Checks", "", "Checked by Folio: "
                   + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())), ""]
         for v in audit["verdicts"]:
-            if v["verdict"] in ("unsupported", "uncited", "partial"):
+            if v["verdict"] in ("unsupported", "contradicted", "uncited", "partial"):
                 lines.append(f"- “{' '.join(v['sentence'].split())}” — {v['verdict']}: {v['reason']}")
         lines.append("")
     sources = {s["id"]: s for s in record.get("sources", [])}

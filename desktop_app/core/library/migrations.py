@@ -147,6 +147,14 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        5,
+        """
+        -- The judge answers yes, partial or no (core/answer/judge.py); rows from before
+        -- keep '' and are read from ``supported``.
+        ALTER TABLE judge_cache ADD COLUMN answer VARCHAR NOT NULL DEFAULT '';
+        """,
+    ),
 ]
 
 

@@ -509,17 +509,23 @@ class Store(LibraryQueries):
             self._cursor().execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
             return bool(before)
 
-    def judge_get(self, sentence_sha: str, chunk_id: str) -> bool | None:
+    def judge_get(self, sentence_sha: str, chunk_id: str) -> str | None:
+        """The judge's cached answer ("yes", "partial", "no") for a sentence and chunk."""
         rows = self._query(
-            "SELECT supported FROM judge_cache WHERE sentence_sha = ? AND chunk_id = ?",
+            "SELECT supported, answer FROM judge_cache WHERE sentence_sha = ? AND chunk_id = ?",
             [sentence_sha, chunk_id],
         )
-        return bool(rows[0][0]) if rows else None
+        if not rows:
+            return None
+        supported, answer = rows[0]
+        return str(answer) if answer else ("yes" if supported else "no")
 
-    def judge_put(self, sentence_sha: str, chunk_id: str, supported: bool) -> None:
+    def judge_put(self, sentence_sha: str, chunk_id: str, answer: str) -> None:
         with self._write_lock:
             self._cursor().execute(
-                "INSERT OR REPLACE INTO judge_cache VALUES (?, ?, ?)", [sentence_sha, chunk_id, supported]
+                "INSERT OR REPLACE INTO judge_cache (sentence_sha, chunk_id, supported, answer)"
+                " VALUES (?, ?, ?, ?)",
+                [sentence_sha, chunk_id, answer == "yes", answer],
             )
 
     # ------------------------------------------------------------------ ingest rules (titles, sections)

@@ -31,14 +31,15 @@ _TERMINATORS = _CJK_TERMINATORS + "!?;"
 _CLOSERS = "\"'”’)）」』》〉*"
 _HSPACE = " \t\u00a0\u3000"
 _ALWAYS_ABBREV = frozenset(
-    "mr mrs ms dr prof sr jr st vs cf al approx ca resp viz dept est".split()
+    "mr mrs ms dr prof sr jr st vs cf al approx ca resp viz dept est "
+    "bzw vgl usw ggf inkl bspw evtl".split()  # German: bzw. vgl. usw.
 )
 _SENTENCE_STARTERS = frozenset(
     "the this that these those it its he she they we you i in on at as for however but and "
     "there a an if when while after before since so thus therefore also".split()
 )
 _NUMBERED_ABBREV = frozenset(
-    "no nos fig figs sec secs p pp art arts eq eqs vol ch chap ref refs tab para "
+    "no nos nr fig figs sec secs p pp art arts eq eqs vol ch chap ref refs tab para abb "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 _BULLET_RE = re.compile(
@@ -90,6 +91,15 @@ def _period_ends(text: str, i: int) -> bool:
         return following is not None and following.group().lower() in _SENTENCE_STARTERS
     if low in _ALWAYS_ABBREV:
         return False  # Dr. vs. cf.
+    following = re.match(r"[A-Za-z]+\.?", text[j:])
+    if len(word) == 1 and following is not None:
+        if re.fullmatch(r"[A-Za-z]\.", following.group()):
+            return False  # "U. S.", "z. B.", "d. h.": spaced initials
+        starter = following.group().rstrip(".").lower() in _SENTENCE_STARTERS
+        if re.search(r"(?:^|[\s(])[A-Za-z]\.[ \t]?[A-Za-z]$", head) and not starter:
+            return False  # the end of spaced initials: "U. S. Army", "d. h. Werte"
+        if word.isupper() and not starter:
+            return False  # an initial: "John F. Kennedy"
     return not (low in _NUMBERED_ABBREV and (c.isdigit() or c in "(（"))
 
 

@@ -1,0 +1,306 @@
+"""Checks that look at what a sentence means, not only at its words: whether the passage
+says the opposite (SHOULD NOT vs SHOULD, 不得 vs 应, MAY vs MUST), states it only under a
+condition or as someone's claim (if/unless/除非/如果, "saying that"), gives a number to
+another subject (a proxy's 2*N connections are not a client's), or gives another number
+for the same thing. Qt-free, no asyncio; core/answer/verify.py calls :func:`conflict`
+with the passage sentences that best cover a claim.
+
+Each finding carries the passage's own words (``quote``), which the verdict shows: "the
+passage says: A single-user client SHOULD NOT maintain more than 2 connections".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from desktop_app.core.answer.claims import Number, numbers_in
+
+Units = Callable[[str], Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # "negation", "modality", "subject", "number", "condition", "attribution"
+    quote: str  # the passage's words that say otherwise
+    opposite: bool  # True: the passage states the opposite; False: not as a plain fact
+
+    def reason(self) -> str:
+        what = {
+            "negation": "the passage says the opposite",
+            "modality": "the passage states another obligation (MUST/SHOULD/MAY)",
+            "subject": "the passage says it of another subject",
+            "number": "the passage gives another number for it",
+            "condition": "the passage states it only under a condition",
+            "attribution": "the passage reports it as someone's claim, not as a fact",
+        }[self.kind]
+        return f"{what}; the passage says: {self.quote}"
+
+
+# ----------------------------------------------------------------- polarity and modality
+_NEG_EN = re.compile(
+    r"\b(?:not|never|no|cannot|neither|nor|none|without)\b|n['’]t\b|\bunable\b|\bprohibit\w*",
+    re.IGNORECASE,
+)
+_NEG_ZH = re.compile(r"不得|不应|不能|不可|不必|不需|无需|无须|禁止|严禁|不准|不允许|不要|未|没有|不(?=[是会])|勿|非(?!常)")
+_NEG_DE = re.compile(r"\b(?:nicht|kein\w*|nie|niemals|ohne)\b", re.IGNORECASE)
+# bounds and idioms with a negation word that state no negation
+_NOT_NEG = re.compile(
+    r"\b(?:not only|no (?:later|more|less|fewer|longer) than|not (?:later|more|less|fewer) than"
+    r"|not exceed\w*|not necessarily|(?:if it )?were not for|were it not for|not just)\b|不得?(?:少于|多于|超过|低于|高于|大于|小于|迟于|早于)"
+    r"|不晚于|不早于|不超过|不少于|不低于",
+    re.IGNORECASE,
+)
+_MODALS = (
+    ("must", re.compile(r"\b(?:must|shall|required|requires?|mandatory|has to|have to|muss|müssen)\b"
+                        r"|必须|须|需|应当|务必|不得|禁止", re.IGNORECASE)),
+    ("should", re.compile(r"\b(?:should|recommended|ought|soll|sollte|sollen)\b|应该|应(?!用|答|对)|宜|不应",
+                          re.IGNORECASE)),
+    ("may", re.compile(r"\b(?:may|optional|optionally|can|could|might|allowed|permitted|kann|können|darf|dürfen)"
+                       r"\b|可以|可|允许|能够", re.IGNORECASE)),
+)
+
+
+def _clean(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"方可|才能|才可|可能", " ", text)  # "only then"; "perhaps": no obligation
+    return re.sub(r"\([^()]*\)|（[^（）]*）|\"[^\"]*\"|“[^”]*”", " ", text)  # "304 (Not Modified)"
+
+
+def negated(text: str) -> bool:
+    text = _NOT_NEG.sub(" ", _clean(text))
+    return bool(_NEG_EN.search(text) or _NEG_ZH.search(text) or _NEG_DE.search(text))
+
+
+def modality(text: str) -> str | None:
+    """The strongest obligation word of ``text``: "must", "should", "may" or None."""
+    text = _clean(text)
+    for name, pattern in _MODALS:
+        if pattern.search(text):
+            return name
+    return None
+
+
+def modalities(text: str) -> set[str]:
+    """Every obligation word of ``text``: a subset of {"must", "should", "may"}."""
+    text = _clean(text)
+    return {name for name, pattern in _MODALS if pattern.search(text)}
+
+
+# ----------------------------------------------------------------- conditions, attribution
+_CONDITION = re.compile(
+    r"\b(?:if|unless|only when|provided that|in case|whenever|wenn|falls|sofern)\b"
+    r"|除非|如果|若|假如|倘若|只有|一旦|如",
+    re.IGNORECASE,
+)
+_CONDITION_END = re.compile(r"\bthen\b|[,，;；:：]|那么|则|就")
+_ATTRIBUTION = re.compile(
+    r"\b(?:saying|claim(?:ed|ing|s)?|argu(?:ed|ing|es)|alleg(?:ed|ing|es)|contend(?:ed|ing|s)?"
+    r"|assert(?:ed|ing|s)?|believ(?:ed|ing|es))\s+that\b|声称|宣称|认为|主张|指控",
+    re.IGNORECASE,
+)
+
+
+def _share(units: Units, part: str, whole: Mapping[str, float]) -> float:
+    got = units(part)
+    total = sum(got.values())
+    return sum(w for u, w in got.items() if u in whole) / total if total else 1.0
+
+
+def _condition(units: Units, claim: str, claim_units: Mapping[str, float], sentence: str,
+               at: int) -> str | None:
+    """The condition governing position ``at`` of ``sentence`` that the claim leaves out."""
+    if _CONDITION.search(claim) or _ATTRIBUTION.search(claim):
+        return None
+    for m in _CONDITION.finditer(sentence[:at]):
+        end = _CONDITION_END.search(sentence, m.end() + 1)
+        stop = end.start() if end is not None and end.start() < at else at
+        if end is not None and end.group().lower() in (",", "，") and end.start() < at:
+            # "if, as X had said, A, then B": the condition runs to "then" when there is one
+            then = re.search(r"\bthen\b|那么|则", sentence[m.end() : at])
+            stop = m.end() + then.start() if then else stop
+        condition = sentence[m.start() : stop]
+        if _share(units, condition[m.end() - m.start() :], claim_units) < 0.5:
+            return condition.strip(" ,，")
+    return None
+
+
+# ----------------------------------------------------------------- subjects
+_SUBJECT_END = re.compile(
+    r"\s(?:MUST|SHALL|SHOULD|MAY|must|shall|should|may|can|cannot|will|would|is|are|was|were|has|have"
+    r"|had|uses?|used|sends?|sent|keeps?|maintains?|needs?|gets?|receives?|returns?)\b"
+    r"|应当|应该|应|必须|不得|不应|可以|禁止|须|是|为",
+)
+
+
+def subject(text: str) -> str:
+    """The words before the first verb or modal: the thing a sentence speaks about."""
+    text = re.sub(r"^\s*(?:In|For|On|At|Under|With)\b[^,]{0,60},\s*", "", _clean(text).strip())
+    m = _SUBJECT_END.search(text)
+    return text[: m.start()] if m is not None and m.start() <= 60 else ""
+
+
+_ROLES = re.compile(
+    r"\b(?:user agents?|origin servers?|clients?|servers?|prox(?:y|ies)|caches?|gateways?|tunnels?"
+    r"|senders?|recipients?|receivers?|endpoints?|browsers?|buyers?|sellers?|lessors?|lessees?"
+    r"|tenants?|landlords?|employers?|employees?|plaintiffs?|defendants?|intermediar(?:y|ies))\b"
+    r"|客户端|服务器|服务端|代理|甲方|乙方|买方|卖方|出租人|承租人|原告|被告"
+)
+
+
+# ----------------------------------------------------------------- the check
+@dataclass(frozen=True)
+class _Clause:
+    sentence: str
+    start: int
+    text: str
+
+
+def _clauses(sentences: Sequence[str]) -> list[_Clause]:
+    out = []
+    for s in sentences:
+        for m in re.finditer(r"[^,，;；:：]+", s):
+            if m.group().strip():
+                out.append(_Clause(s, m.start(), m.group()))
+    return out
+
+
+def _values(numbers: Sequence[Number]) -> set[str]:
+    return {v for n in numbers for v in n.values}
+
+
+def conflict(claim: str, sentences: Sequence[str], units: Units,
+             all_sentences: Sequence[str] = ()) -> Finding | None:
+    """What about ``sentences`` (the passage sentences that best cover ``claim``) shows the
+    claim false or not stated as a fact; ``all_sentences`` are the passage's others, where
+    the claim's subject may be spoken of. None when nothing does."""
+    claim_units = dict(units(claim))
+    if not claim_units or not sentences:
+        return None
+    sentences = [_joined(s) for s in sentences]
+    all_sentences = [_joined(s) for s in all_sentences]
+    claim_numbers = numbers_in(claim)
+    claim_values = _values(claim_numbers)
+    words = {u: w for u, w in claim_units.items() if not u.startswith("#")}
+    scored = []
+    for clause in _clauses(sentences):
+        clause_units = units(clause.text)
+        matched = sum(w for u, w in words.items() if u in clause_units)
+        if matched >= 1.5 and matched >= 0.3 * sum(words.values()):
+            scored.append((matched, clause))
+    if not scored:
+        return None
+    scored.sort(key=lambda mc: -mc[0])
+    best = scored[0][1]
+    # 1. the claim's number stated in the passage for another subject
+    if claim_values:
+        finding = _subject_swap(claim, claim_values, sentences, all_sentences or sentences, units)
+        if finding is not None:
+            return finding
+    # 2. negation and modality of the clauses that state the claim
+    strong = [c for m, c in scored if m >= 0.5 * scored[0][0]]
+    claim_negated, claim_modal = negated(claim), modality(claim)
+    for part in _CLAIM_PARTS.split(_clean(claim)):
+        finding = _negation(part, units, [c for _, c in scored])
+        if finding is not None:
+            return finding
+    if claim_modal is not None:
+        claimed = modalities(claim)
+        modals = set().union(*(modalities(c.text) for c in strong))
+        if modals and not claimed & modals:
+            return Finding("modality", _quote(best), True)
+    # 3. a condition or a report the claim states as a plain fact
+    stated = [c for c in strong if _condition(units, claim, claim_units, c.sentence, c.start) is None
+              and not _attributed(claim, c, units, claim_units)]
+    if not stated:
+        cond = _condition(units, claim, claim_units, best.sentence, best.start)
+        if cond is not None:
+            return Finding("condition", _quote(best, whole=True), False)
+        return Finding("attribution", _quote(best), False)
+    return None
+
+
+_CLAIM_PARTS = re.compile(r"[,;，；]|\b(?:and|but|while|whereas|although)\b|并且|而且|但是|但|而")
+
+
+def _negation(part: str, units: Units, clauses: Sequence[_Clause]) -> Finding | None:
+    """A negation in the passage clause that best states ``part`` of a claim (or in the
+    part and not that clause): SHOULD NOT vs SHOULD, 不得 vs 应."""
+    words = {u: w for u, w in units(part).items() if not u.startswith("#")}
+    total = sum(words.values())
+    if total < 1.5:
+        return None
+    polarity = negated(part)
+    same = opposite = 0.0
+    quote: _Clause | None = None
+    for clause in clauses:
+        clause_units = units(clause.text)
+        matched = sum(w for u, w in words.items() if u in clause_units)
+        if matched < 1.5 or matched < 0.3 * total:
+            continue
+        if negated(clause.text) == polarity:
+            same = max(same, matched)
+        elif matched > opposite:
+            opposite, quote = matched, clause
+    if quote is not None and opposite >= same:
+        return Finding("negation", _quote(quote), True)
+    return None
+
+
+def _attributed(claim: str, clause: _Clause, units: Units,
+                claim_units: Mapping[str, float]) -> bool:
+    """Whether the claim's words in ``clause`` follow a "saying that" the claim leaves out."""
+    if _ATTRIBUTION.search(claim):
+        return False
+    end = clause.start + len(clause.text)
+    m = None
+    for m in _ATTRIBUTION.finditer(clause.sentence[:end]):
+        pass
+    if m is None:
+        return False
+    before = units(clause.sentence[max(clause.start, 0) : m.start()])
+    after = units(clause.sentence[m.end() : end])
+    return sum(claim_units.get(u, 0) for u in after) > sum(claim_units.get(u, 0) for u in before)
+
+
+def roles(text: str) -> set[str]:
+    """The parties a subject names: client, proxy, 甲方... (see :data:`_ROLES`)."""
+    low = _joined(text).lower()
+    return {m.group().replace("-", " ") for m in _ROLES.finditer(low)}
+
+
+def _subject_swap(claim: str, values: set[str], sentences: Sequence[str],
+                  all_sentences: Sequence[str], units: Units) -> Finding | None:
+    """The claim gives its figure to one party (a client) where the passage gives that
+    figure to another (a proxy) and never to the claim's."""
+    own_roles = roles(subject(claim))
+    own = units(subject(claim))
+    if not own_roles:
+        return None
+    stating = [c.text for c in _clauses(all_sentences) if values <= _values(numbers_in(c.text))]
+    if not stating:
+        return None
+    others = [roles(subject(s)) for s in stating]
+    if any(not o or o & own_roles for o in others):
+        return None  # the passage states the figure of the claim's party (or of no party)
+    about = [s for s in all_sentences if set(units(subject(s))) & set(own)]
+    about.sort(key=lambda s: (-len(set(units(subject(s))) & set(own)), -len(set(units(s)) & set(own))))
+    quote = _quote_text(about[0]) if about else _quote_text(stating[0])
+    return Finding("subject", quote, True)
+
+
+def _joined(text: str) -> str:
+    """PDF text with its line-end hyphens joined again ("say- ing" -> "saying")."""
+    return re.sub(r"(?<=[a-z])- (?=[a-z])", "", unicodedata.normalize("NFKC", text))
+
+
+def _quote(clause: _Clause, whole: bool = False) -> str:
+    return _quote_text(clause.sentence if whole or len(clause.text) < 25 else clause.text)
+
+
+def _quote_text(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split()).strip(" ,，;；")
+    text = re.sub(r"(?<=\d)×(?=[A-Za-z]\b)", "*", text)  # plain_text's "2×N" is the PDF's "2*N"
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
