@@ -20,6 +20,30 @@ def quick(window, debounce_ms: int = FAST["debounce_ms"]) -> None:  # noqa: ANN0
     window.watcher._poll.setInterval(FAST["poll_ms"])  # noqa: SLF001
 
 
+def fired(timer) -> list[int]:  # noqa: ANN001
+    """A list that grows by one each time ``timer`` fires from now on."""
+    seen: list[int] = []
+    timer.timeout.connect(lambda: seen.append(1))
+    return seen
+
+
+async def quiet(watcher: FolderWatcher, polls: int = 5) -> None:
+    """Wait until the watcher has looked at the folder ``polls`` more times and no debounce
+    is pending: "nothing more happens" decided by its own timers, not by a sleep that a
+    busy machine can outlast."""
+    seen: list[int] = []
+
+    def count() -> None:
+        seen.append(1)
+
+    watcher._poll.timeout.connect(count)  # noqa: SLF001
+    try:
+        await until(lambda: len(seen) >= polls and not watcher._debounce.isActive(),  # noqa: SLF001
+                    timeout=60, what=f"{polls} quiet polls")
+    finally:
+        watcher._poll.timeout.disconnect(count)  # noqa: SLF001
+
+
 def test_a_pdf_added_to_the_open_folder_appears_in_the_library(window, fake_kb, library, run) -> None:  # noqa: ANN001
     folder = library["manual"].path.parent
     quick(window)
@@ -49,7 +73,7 @@ def test_a_burst_of_changes_gives_one_run_after_things_are_quiet(window, fake_kb
     run(burst())
     run(until(lambda: len(fake_kb.index_calls) == 2, what="a background re-index"))
     run(until(lambda: window.index_task.done(), what="the re-index to finish"))
-    run(asyncio.sleep(1.2))  # two debounce intervals and many polls: nothing more happens
+    run(quiet(window.watcher), timeout=70)  # many polls, no debounce pending: nothing more happens
     assert len(fake_kb.index_calls) == 2
 
 
@@ -62,13 +86,16 @@ def test_a_change_during_a_run_waits_for_it_and_queues_one_more(window, fake_kb,
     write_pdf(folder / "late.pdf", [["Arrived while indexing."]])
     write_pdf(folder / "later.pdf", [["Also arrived while indexing."]])
     run(until(lambda: window.watcher.pending, what="the change to be queued"))
-    run(asyncio.sleep(0.4))
+    settled = fired(window.watcher._debounce)  # noqa: SLF001
+    # Twice more the watcher found the change while the run held, and queued it again.
+    run(until(lambda: len(settled) >= 2, timeout=60, what="two more settles"), timeout=70)
+    assert window.watcher.pending
     assert len(fake_kb.index_calls) == 1 and not task.done()  # not interrupted, not doubled
     assert fake_kb.cancel_calls == 0
     fake_kb.index_gate.set()
     run(until(lambda: len(fake_kb.index_calls) == 2, what="the queued run"))
     run(until(lambda: window.index_task.done(), what="the queued run to finish"))
-    run(asyncio.sleep(0.4))
+    run(quiet(window.watcher), timeout=70)
     assert len(fake_kb.index_calls) == 2
     assert {"late.pdf", "later.pdf"} <= {Path(r.path).name for r in window.library.rows()}
 
@@ -80,7 +107,7 @@ def test_files_that_are_not_pdfs_do_not_trigger_a_run(window, fake_kb, library, 
     (folder / "notes.txt").write_text("not a pdf")
     (folder / ".hidden.pdf").write_bytes(b"%PDF-1.4 hidden")
     (folder / "sub").mkdir()
-    run(asyncio.sleep(0.6))
+    run(quiet(window.watcher), timeout=70)
     assert len(fake_kb.index_calls) == 1
     write_pdf(folder / "sub" / "deep.pdf", [["A PDF in a new subfolder."]])
     run(until(lambda: len(fake_kb.index_calls) == 2, what="a re-index for the subfolder's PDF"))
@@ -94,7 +121,7 @@ def test_polling_alone_sees_a_file_changed_in_place(qtbot, qloop, tmp_path, run)
     calls: list[str] = []
     watcher = FolderWatcher(lambda: calls.append("run"), lambda: False, use_events=False, **FAST)
     watcher.watch(str(folder))
-    run(asyncio.sleep(0.4))
+    run(quiet(watcher), timeout=70)
     assert calls == []
     stat = pdf.stat()
     os.utime(pdf, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
@@ -102,8 +129,11 @@ def test_polling_alone_sees_a_file_changed_in_place(qtbot, qloop, tmp_path, run)
     pdf.unlink()
     run(until(lambda: calls == ["run", "run"], what="the poll to notice the removal"))
     watcher.stop()
+    # Stopped: neither timer can fire again, so nothing the folder does can start a run.
+    assert not watcher._poll.isActive() and not watcher._debounce.isActive()  # noqa: SLF001
     write_pdf(folder / "b.pdf", [["After stop."]])
-    run(asyncio.sleep(0.4))
+    run(asyncio.sleep(0))
+    assert not watcher._poll.isActive() and not watcher._debounce.isActive()  # noqa: SLF001
     assert calls == ["run", "run"]
 
 
