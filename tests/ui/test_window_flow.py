@@ -3,7 +3,6 @@ clickable citation chips, open the cited page with the passage highlighted."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from PySide6.QtCore import QRectF, QUrl
@@ -64,7 +63,9 @@ def test_index_then_ask_then_open_citation(window, fake_kb, library, run) -> Non
     async def scenario() -> None:
         task = window.ask("How long is the pump warranty?")
         await fake_kb.paused.wait()
-        await asyncio.sleep(0.08)  # more than one render frame
+        # The throttled render shows the marker (a render frame later, however busy the machine).
+        await until(lambda: 'href="cite:1?turn=0"' in window.conversation.html(), timeout=30,
+                    what="the first marker rendered")
         turn = window.conversation.current_turn()
         assert turn is not None and turn.state is TurnState.STREAMING
         html = window.conversation.html()
