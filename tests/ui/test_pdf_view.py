@@ -12,6 +12,8 @@ from PySide6.QtGui import QColor, QImage
 from desktop_app.core.types import SourcePayload, SourceState
 from desktop_app.ui.async_qt import SignalWaiter
 from desktop_app.ui.pdf_view import PageViewer
+from tests.timing import within
+from tests.ui.conftest import until
 from tests.ui.fakes import payload, pypdf_passage
 
 
@@ -90,19 +92,18 @@ def test_page_rect_matches_the_painted_page(viewer, library, run) -> None:  # no
 
 
 def test_highlight_follows_zoom_and_stays_in_view(viewer, library, run) -> None:  # noqa: ANN001
-    assert open_passage(viewer, run, manual_source(library))
-    assert viewer.last_alignment_ms < 50
+    def alignment_seconds() -> float:
+        assert open_passage(viewer, run, manual_source(library))
+        return viewer.last_alignment_ms / 1000.0
+
+    within(alignment_seconds, 0.05)  # under 50 ms, up to 3 tries on a busy machine
     for step in ("zoom_in", "zoom_in", "zoom_in", "fit_page", "zoom_out", "fit_width"):
         getattr(viewer, step)() if step.startswith("fit") else viewer.zoom_by(
             1.25 if step == "zoom_in" else 0.8
         )
-
-        async def settle() -> None:
-            import asyncio
-
-            await asyncio.sleep(0.05)
-
-        run(settle())
+        # The highlight is laid out again at the new zoom (on the event loop, however slow).
+        run(until(lambda: covers(viewer.view.highlight_rects(), glyph_rects(viewer, "thirty days")),
+                  timeout=30, what=f"the highlight after {step}"), timeout=40)
         highlight = viewer.view.highlight_rects()
         assert covers(highlight, glyph_rects(viewer, "thirty days")), step
         assert not any(

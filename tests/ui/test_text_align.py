@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import random
-import time
 
 from desktop_app.ui.text_align import align_passage, normalise
+from tests.timing import ratio_to_calibration
 
 PDFIUM_PAGE = (
     "The warranty period for the pump is thirty days from delivery.\r\n"
@@ -89,11 +89,11 @@ def test_alignment_is_fast_on_a_dense_page() -> None:
     passage = page[1500:2500].replace(" ", "\t")
     # Damage the passage a little so the anchor path runs, not the exact find.
     passage = passage[:300] + "XYZ" + passage[310:700] + passage[720:]
-    timings = []
-    for _ in range(5):
-        started = time.perf_counter()
-        found = align_passage(page, passage)
-        timings.append(time.perf_counter() - started)
+    found = align_passage(page, passage)
     assert found is not None and not found.exact
     assert found.span[0] <= 1501 and found.span[1] >= 2490
-    assert sorted(timings)[2] < 0.05
+    # Against a fixed interpreter workload timed in the same test (tests/timing.py): about
+    # 1.05x it (1.6 ms) on the 2-core machine, loaded or not; the bound leaves room for
+    # noise, not for an alignment that turned quadratic in the page.
+    ratio = ratio_to_calibration(lambda: align_passage(page, passage))
+    assert ratio < 10, f"alignment took {ratio:.1f}x the calibration workload"
