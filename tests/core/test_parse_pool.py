@@ -16,6 +16,7 @@ import pytest
 from desktop_app.core.ingest.parse_pool import ParsePool, parse_many
 from desktop_app.core.types import DocStatus
 from tests.pdfgen import write_pdf
+from tests.timing import within
 
 
 def write_heavy_pdf(path: Path, operations: int = 4_000_000) -> Path:
@@ -68,7 +69,8 @@ def test_every_file_gets_one_result(tmp_path: Path, small_pdfs: list[Path]) -> N
     assert parse_workers() == []
 
 
-def test_cancel_stops_the_run_within_a_second(tmp_path: Path, small_pdfs: list[Path]) -> None:
+def cancel_heavy_run(tmp_path: Path, small_pdfs: list[Path]) -> float:
+    """Seconds from the cancel to the end of a run started on a heavy file and small ones."""
     heavy = write_heavy_pdf(tmp_path / "heavy.pdf")
     cancel_at = time.monotonic() + 1.5
     results = list(
@@ -80,19 +82,32 @@ def test_cancel_stops_the_run_within_a_second(tmp_path: Path, small_pdfs: list[P
         )
     )
     stopped_after = time.monotonic() - cancel_at
-    assert stopped_after < 1.0
     assert all(d.path != str(heavy) for d in results)
     assert parse_workers() == []
+    return stopped_after
+
+
+def test_cancel_stops_the_run_within_a_second(tmp_path: Path, small_pdfs: list[Path]) -> None:
+    # Within 1 s on a quiet machine; a loaded one gets up to 3 tries.
+    within(lambda: cancel_heavy_run(tmp_path, small_pdfs), 1.0)
 
 
 @pytest.mark.slow
 def test_a_slow_file_times_out_and_the_run_goes_on(tmp_path: Path, small_pdfs: list[Path]) -> None:
     heavy = write_heavy_pdf(tmp_path / "heavy.pdf")
+    # Calibration in the same test: the small files alone, through a reader process started
+    # for them, on this machine under its present load.
+    started = time.monotonic()
+    assert len(list(parse_many(list(map(str, small_pdfs)), timeout_s=60, workers=1))) == len(small_pdfs)
+    calibration = time.monotonic() - started
     started = time.monotonic()
     results = {
         d.path: d for d in parse_many([str(heavy), *map(str, small_pdfs)], timeout_s=2.0, workers=1)
     }
-    assert time.monotonic() - started < 15
+    seconds = time.monotonic() - started
+    # The 2 s limit, then a new reader for the rest: about 2 s + 2 calibrations, far under
+    # the heavy file's own many seconds had the run waited for it.
+    assert seconds < 2.0 + 4 * calibration, (seconds, calibration)
     assert results[str(heavy)].status == DocStatus.TIMED_OUT
     assert "longer than 2 s" in results[str(heavy)].error
     assert results[str(heavy)].doc_id  # still identified, so the library can list it
