@@ -47,7 +47,9 @@ def test_scans_become_searchable_with_line_boxes(tmp_path: Path, shared_dir: Pat
     for name in ("scan_image_only.pdf", "scan_flattened_loremipsum.pdf"):
         shutil.copy(shared_dir / "hostile" / name, folder / name)
     with closing(Store(tmp_path / "lib.duckdb")) as store:
+        started = time.monotonic()
         events = {Path(e.path).name: e for e in _index(folder, store, real_embedder)}
+        first_run = time.monotonic() - started
         for event in events.values():
             assert event.status == DocStatus.INDEXED, event
             assert event.ocr_pages == 1 and event.chunks >= 1
@@ -65,7 +67,8 @@ def test_scans_become_searchable_with_line_boxes(tmp_path: Path, shared_dir: Pat
         started = time.monotonic()
         again = _index(folder, store, real_embedder)
         assert all(e.unchanged and e.ocr_pages == 1 for e in again)
-        assert time.monotonic() - started < 5.0  # nothing read by OCR again
+        # Nothing read by OCR again: a fraction of the first run (OCR ~4 s of it), whatever the load.
+        assert time.monotonic() - started < 0.5 * first_run, first_run
 
 
 def test_the_garbled_pages_of_tamreview_become_searchable(tmp_path: Path, shared_dir: Path,

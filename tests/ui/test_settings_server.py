@@ -102,9 +102,8 @@ def test_nothing_listening_is_said_and_the_window_keeps_running(window, run) -> 
         port = probe.getsockname()[1]
     dialog = window.show_settings()
     _choose_server(dialog, f"http://127.0.0.1:{port}", "")
-    started = time.perf_counter()
     dialog.test_server()
-    assert time.perf_counter() - started < 0.1  # the request runs off the GUI thread
+    # The request runs off the GUI thread: the call returned before the refusal came back.
     assert dialog.server_status.text() == "Testing the connection…"
     run(until(lambda: "Connection refused" in dialog.server_status.text(), timeout=10, what="refused"))
     dialog.reject()
