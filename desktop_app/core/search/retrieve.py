@@ -236,7 +236,7 @@ class Retriever:
     def _query_vector(self, query: str) -> np.ndarray | None:
         if self.embedder is None or self.vectors is None:
             return None
-        return np.asarray(self.embedder.embed([query])[0], dtype=np.float32)  # type: ignore[attr-defined]
+        return np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)  # type: ignore[attr-defined]
 
     def _embedder_fit(self, query: str) -> float:
         """1 when the embedder knows the question's words (few WordPiece tokens per word),
@@ -272,11 +272,15 @@ class Retriever:
 
     # ------------------------------------------------------------------ hybrid
 
-    def search(self, query: str, k: int = 5, scope: Sequence[str] = ()) -> Retrieval:
+    def search(self, query: str, k: int = 5, scope: Sequence[str] = (),
+               fusion: FusionWeights | None = None) -> Retrieval:
         """The best ``k`` passages for ``query``; with ``scope`` (file and folder paths), only
-        from the documents at or under those paths."""
+        from the documents at or under those paths. ``fusion`` replaces the language's
+        weights (bench/retrieval.py ranks by one retriever alone with it: the same glossary,
+        title share and one passage per page as the fused ranking)."""
         cjk = termlib.question_language(query) == "zh"
-        fusion = CJK if cjk else replace(LATIN, dense=LATIN.dense * self._embedder_fit(query))
+        if fusion is None:
+            fusion = CJK if cjk else replace(LATIN, dense=LATIN.dense * self._embedder_fit(query))
         asked = termlib.query_terms(query)
         expansion = self.glossary.expand(query)
         weights, dense_query = _with_expansion(query, asked, expansion)
