@@ -42,7 +42,6 @@ sys.path.insert(0, str(REPO))
 
 from desktop_app.core.ingest.indexing import Indexer  # noqa: E402
 from desktop_app.core.library.store import Store  # noqa: E402
-from desktop_app.core.models import catalog as models  # noqa: E402
 from desktop_app.core.models.embed import OnnxEmbedder  # noqa: E402
 
 SHARED = REPO.parent / "shared"
@@ -70,9 +69,12 @@ class RecordingEmbedder:
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(list(texts))
-        return self.inner.embed(texts)
+        return self.inner.embed_passages(texts)
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ def one_run(folder: Path, embedder: OnnxEmbedder, workers: int | None) -> Result
     # Embedder alone: the same calls, one thread, nothing else running in this process.
     wall0, (cpu2, _) = time.perf_counter(), cpu_seconds()
     for texts in recording.calls:
-        embedder.embed(texts)
+        embedder.embed_passages(texts)
     embed_wall, (cpu3, _) = time.perf_counter() - wall0, cpu_seconds()
     return Result(
         pages=summary.pages, chunks=sum(len(c) for c in recording.calls), ingest_wall=wall,
@@ -157,13 +159,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=None, help="parse worker processes")
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime intra-op threads")
+    parser.add_argument("--embedder", default="default", help="default (multilingual-e5-small), minilm, or a folder")
     args = parser.parse_args(argv)
     if not args.corpus.is_dir():
         print(f"{args.corpus} is absent: this benchmark needs the shared corpus", file=sys.stderr)
         return 2
-    model, tokenizer = models.resolve_embedder("default")
-    embedder = OnnxEmbedder(model, tokenizer, threads=args.threads)
-    embedder.embed(["warm up the session"] * 4)
+    embedder = OnnxEmbedder.from_choice(args.embedder, threads=args.threads)
+    embedder.embed_passages(["warm up the session"] * 4)
     folder = pick_files(args.corpus, args.limit)
     print(f"{os.cpu_count()} cores; corpus {folder} ({len(list(folder.glob('*.pdf')))} files);"
           f" workers {args.workers or 'default'}, onnxruntime threads {args.threads or 'default'}", flush=True)

@@ -184,7 +184,7 @@ def embedder() -> Any:
 def write(store: Store, doc: ExtractedDocument, model: Any) -> None:
     count = model.count_tokens if model is not None else None
     chunks = chunking.chunk_document(doc, max_tokens=204, count_tokens=count)
-    vectors = model.embed([c.text for c in chunks]) if model is not None and chunks else None
+    vectors = model.embed_passages([c.text for c in chunks]) if model is not None and chunks else None
     store.write_document(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks],
                          vectors, getattr(model, "model_id", ""), 1)
 

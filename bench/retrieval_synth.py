@@ -120,7 +120,7 @@ def measure(store: Store, embedder: Any, questions: Sequence[str], k: int = 5) -
         walls.append(time.perf_counter() - t0)
         cpus.append(time.process_time() - c0)
         t0 = time.perf_counter()
-        vec = embedder.embed([q])[0]
+        vec = embedder.embed_queries([q])[0]
         t1 = time.perf_counter()
         if retriever.vectors is not None:
             retriever.vectors.search(vec, 50)

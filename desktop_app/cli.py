@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("text", nargs="+")
     db(p)
     p.add_argument("--json", action="store_true", help="one JSON object per text: text, model, vector")
+    p.add_argument("--passage", action="store_true",
+                   help="embed the texts as passages (e5: 'passage: '), not as questions ('query: ')")
 
     p = sub.add_parser("models", help="install or list the models")
     msub = p.add_subparsers(dest="models_command", required=True)
@@ -326,7 +328,7 @@ async def _embed(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     try:
         for text in args.text:
-            vector = await kb.embedding(text)
+            vector = await kb.embedding(text, passage=args.passage)
             if args.json:
                 _print_json({"text": text, "model": kb.settings.embedder, "vector": vector})
             else:
@@ -351,10 +353,14 @@ def _models(args: argparse.Namespace) -> int:
 
     def progress(p: Any) -> None:
         line = f"{p.step} {p.model}: {p.bytes_done / 1e6:.0f}/{p.bytes_total / 1e6:.0f} MB ({p.models_done}/{p.models_total} models)"
+        key = f"{p.step} {p.model}"
+        if p.step == "convert":  # the e5 conversion: tokenizer, graph, int8, checks (~1 min)
+            line = f"convert {p.model}: {100 * p.bytes_done // max(1, p.bytes_total)}% ({p.models_done}/{p.models_total} models)"
+            key = line
         if sys.stderr.isatty():
             print(f"\r{line:<90}", end="", file=sys.stderr, flush=True)
-        elif not last or last[-1] != f"{p.step} {p.model}":
-            last.append(f"{p.step} {p.model}")
+        elif not last or last[-1] != key:
+            last.append(key)
             print(line, file=sys.stderr, flush=True)
 
     installed = models.install(which, progress=progress)

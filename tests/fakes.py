@@ -26,6 +26,12 @@ class FakeEmbedder:
     def count_tokens(self, text: str) -> int:
         return max(1, len(text.split()))
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed(texts)
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.calls += 1
         self.embedded += len(texts)

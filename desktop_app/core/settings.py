@@ -28,7 +28,7 @@ class Settings:
     answer_model: str = "default"  # "default" | "small" | a path to a .gguf file | "server"
     server_url: str = ""  # the model server's address when answer_model is "server"
     server_model: str = ""  # the model it serves; empty: the first it lists (its key: server_key_path())
-    embedder: str = "default"  # "default" | a folder with model.onnx + tokenizer.json
+    embedder: str = "default"  # "default" (multilingual-e5-small) | "minilm" | a folder with model.onnx + tokenizer.json
     citation_style: str = "label"  # "label" | "shortid"
     sources_per_answer: int = 5
     max_tokens: int = 320
@@ -69,7 +69,7 @@ class Settings:
                         f"{path.name} is not a GGUF model: it does not start with the GGUF magic bytes.",
                         "Pick a GGUF model file (llama.cpp's format).",
                     )
-        if self.embedder != "default":
+        if self.embedder not in ("default", "minilm"):
             folder = Path(self.embedder)
             if not (folder / "model.onnx").is_file() or not (folder / "tokenizer.json").is_file():
                 raise KnownError(

@@ -21,7 +21,9 @@ Message = dict[str, str]
 
 
 class Embedder(Protocol):
-    """Turns texts into unit-length float32 vectors (one row per text, input order)."""
+    """Turns texts into unit-length float32 vectors (one row per text, input order).
+    Questions and the passages that answer them are embedded differently (e5 prefixes
+    ``query: `` and ``passage: ``), so callers say which they hold."""
 
     @property
     def model_id(self) -> str: ...
@@ -32,7 +34,9 @@ class Embedder(Protocol):
     @property
     def max_tokens(self) -> int: ...
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def count_tokens(self, text: str) -> int: ...
 

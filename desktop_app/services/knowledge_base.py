@@ -333,8 +333,10 @@ class KnowledgeBase:
         async for delta in self._stream(self._llm_pool, work):
             yield delta
 
-    async def embedding(self, text: str) -> list[float]:
-        vec = await self._call(self._query_pool, lambda: self.embedder.embed([text])[0])
+    async def embedding(self, text: str, passage: bool = False) -> list[float]:
+        """The embedder's vector of ``text`` read as a question (or as a passage)."""
+        embed = self.embedder.embed_passages if passage else self.embedder.embed_queries
+        vec = await self._call(self._query_pool, lambda: embed([text])[0])
         return [float(x) for x in vec]
 
     def cancel(self) -> None:

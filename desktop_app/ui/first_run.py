@@ -162,6 +162,7 @@ class InstallDialog(QDialog):
         verb = {
             InstallStep.CHECK: "Checking",
             InstallStep.ASSEMBLE: "Unpacking and verifying",
+            InstallStep.CONVERT: "Converting for this computer (about a minute)",
             InstallStep.SKIPPED: "Already installed:",
             InstallStep.INSTALLED: "Installed",
         }[event.step]

@@ -45,7 +45,9 @@ logger = logging.getLogger(__name__)
 
 MODEL_CHOICES = (("default", "Default (Qwen2.5 1.5B)"), ("small", "Small (SmolLM2 135M, fast)"), ("file", "A GGUF file…"),
                  (settings_store.SERVER, "A model server…"))
-EMBEDDER_CHOICES = (("default", "Default (all-MiniLM-L6-v2)"), ("folder", "An ONNX folder…"))
+EMBEDDER_CHOICES = (("default", "Default (multilingual-e5-small: English, Chinese, German…)"),
+                    ("minilm", "all-MiniLM-L6-v2 (English only, about 2x faster indexing)"),
+                    ("folder", "An ONNX folder…"))
 DESCRIBE_DELAY_MS = 150
 MUTED = "color: palette(placeholder-text);"
 ERROR = "color: #c62828;"
@@ -264,8 +266,8 @@ class SettingsDialog(QDialog):
         else:
             self.model.setCurrentIndex(self.model.findData("file"))
             self.model_path.setText(current.answer_model)
-        if current.embedder == "default":
-            self.embedder.setCurrentIndex(self.embedder.findData("default"))
+        if current.embedder in ("default", "minilm"):
+            self.embedder.setCurrentIndex(self.embedder.findData(current.embedder))
         else:
             self.embedder.setCurrentIndex(self.embedder.findData("folder"))
             self.embedder_path.setText(current.embedder)
@@ -339,7 +341,8 @@ class SettingsDialog(QDialog):
         return self.model_path.text().strip() if model == "file" else str(model)
 
     def _embedder_choice(self) -> str:
-        return self.embedder_path.text().strip() if self.embedder.currentData() == "folder" else "default"
+        choice = self.embedder.currentData()
+        return self.embedder_path.text().strip() if choice == "folder" else str(choice)
 
     # ------------------------------------------------------------------ saving
 

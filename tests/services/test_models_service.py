@@ -77,7 +77,7 @@ def test_install_runs_off_the_event_loop_thread_and_reports_progress(empty_model
     paths = asyncio.run(run())
     assert installer.threads and installer.threads[0].startswith("folio-install")
     assert {thread for _, thread in seen} == {threading.main_thread().name}  # handed to the loop
-    assert seen[-1][0].step is InstallStep.INSTALLED and seen[-1][0].models_done == 3
+    assert seen[-1][0].step is InstallStep.INSTALLED and seen[-1][0].models_done == 5  # 1 GGUF, 2 embedders
     assert all(p.is_file() for p in paths)
 
 

@@ -300,7 +300,7 @@ class Indexer:
             picked = order[start : start + self._call_size]
             began = time.perf_counter()
             assert self.embedder is not None  # only called when there is one
-            vectors = self.embedder.embed([texts[i] for i in picked])
+            vectors = self.embedder.embed_passages([texts[i] for i in picked])
             spent = time.perf_counter() - began
             self.stages.embedding += spent
             self.stages.embedded_chunks += len(picked)

