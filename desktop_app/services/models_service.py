@@ -103,7 +103,7 @@ def check_models(settings: Settings) -> ModelCheck:
         models.resolve_embedder(settings.embedder)
     except ModelMissingError as error:
         problems.append(ModelProblem("embedder", error.message, error.hint))
-        fixable = fixable and settings.embedder == "default"
+        fixable = fixable and settings.embedder in models.EMBEDDER_CHOICES
     which = settings.answer_model if settings.answer_model in BUILT_IN else "small"
     needed = sum(m.expected_size for m in models.list_models(which) if not m.installed)
     return ModelCheck(tuple(problems), which, needed, fixable and bool(problems))
@@ -153,16 +153,17 @@ def answer_model_info(choice: str) -> AnswerModelInfo:
 
 
 def embedder_info(choice: str) -> EmbedderInfo:
+    spec = models.embedder_spec(choice)
     try:
         model, tokenizer = models.resolve_embedder(choice)
     except ModelMissingError as error:
-        if choice == "default":
-            spec = _built_in_spec("default", ModelRole.EMBEDDER)
-            summary = f"{spec.id} · not installed ({human_size(spec.size)} to download)"
+        if spec is not None:
+            amount = human_size(spec.size)
+            summary = f"{spec.id} · not installed ({amount}{' after conversion' if spec.convert else ' to download'})"
             return EmbedderInfo(choice, False, summary, str(error))
         return EmbedderInfo(choice, False, "", str(error))
     size = model.stat().st_size + tokenizer.stat().st_size
-    name = _built_in_spec("default", ModelRole.EMBEDDER).id if choice == "default" else model.parent.name
+    name = spec.id if spec is not None else model.parent.name
     return EmbedderInfo(choice, True, f"{name} · ONNX · {human_size(size)}")
 
 
