@@ -189,10 +189,11 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
         return events
 
     plain = JudgingGenerator([ANSWER])
-    events = ask(Settings(), plain)
-    assert plain.judge_calls == []  # off by default
+    events = ask(Settings(judge=False), plain)
+    assert plain.judge_calls == []  # switched off in Settings
+    assert Settings().judge  # on by default
     gen = JudgingGenerator([ANSWER])
-    events = ask(Settings(judge=True), gen)
+    events = ask(Settings(), gen)
     finished = next(i for i, e in enumerate(events) if isinstance(e, AnswerFinished))
     claims = [e for e in events if isinstance(e, ClaimVerdict)]
     judged = [e for e in events[finished + 1 :] if isinstance(e, ClaimVerdict)]

@@ -170,6 +170,15 @@ KNOWN_LEXICAL_MISSES = {
     "使用 XeLaTeX 编译时可以选择 GBK 编码。",
     "The ctex package uses UTF8 encoding by default.",
     "Items must be returned with a printed invoice from the warehouse.",
+    # true, but with a word the passage does not have ("customers", "produced", "paid",
+    # 完成 for 完毕, 须由 for 需经): the rules leave them amber and the judge decides
+    # (a lexical scorer cannot tell such a word from a changed fact: bench/verdicts.py)
+    "Customers can return items within 30 days after delivery.",
+    "A 304 response means the conditional GET would have produced a 200 response, but the "
+    "condition evaluated to false.",
+    "Overtime is paid at 1.5 times the regular rate for work beyond 40 hours a week.",
+    "混凝土浇筑完成后应在12小时内覆盖并浇水养护。",
+    "重大工序变更须由项目技术负责人审批后才能实施。",
 }
 
 

@@ -30,6 +30,7 @@ class Finding:
     def reason(self) -> str:
         what = {
             "negation": "the passage says the opposite",
+            "opposite": "the passage uses the opposite word",
             "modality": "the passage states another obligation (MUST/SHOULD/MAY)",
             "subject": "the passage says it of another subject",
             "number": "the passage gives another number for it",
@@ -41,7 +42,8 @@ class Finding:
 
 # ----------------------------------------------------------------- polarity and modality
 _NEG_EN = re.compile(
-    r"\b(?:not|never|no|cannot|neither|nor|none|without)\b|n['’]t\b|\bunable\b|\bprohibit\w*",
+    r"\b(?:not|never|no|cannot|neither|nor|none|without)\b|n['’]t\b|\bunable\b|\bprohibit\w*"
+    r"|\b(?:prevented|forbidden|barred|precluded) from\b|\bforbid\w*",
     re.IGNORECASE,
 )
 _NEG_ZH = re.compile(r"不得|不应|不能|不可|不必|不需|无需|无须|禁止|严禁|不准|不允许|不要|未|没有|不(?=[是会])|勿|非(?!常)")
@@ -87,6 +89,43 @@ def modalities(text: str) -> set[str]:
     """Every obligation word of ``text``: a subset of {"must", "should", "may"}."""
     text = _clean(text)
     return {name for name, pattern in _MODALS if pattern.search(text)}
+
+
+# ----------------------------------------------------------------- opposite words
+_ANTONYMS = [
+    (a, b) for pair in (
+        ("most", "least"), ("more", "less|fewer"), ("higher", "lower"), ("larger|bigger", "smaller"),
+        (r"increas\w*|rose|rise[sn]?|grew|grow\w*", r"decreas\w*|fell|fall\w*|declin\w*|dropp?\w*"),
+        ("simpler|simple|easier|easy", r"complex\w*|harder|hard|difficult"),
+        ("before", "after"), ("first", "last"), ("maximum|max", "minimum|min"),
+        ("agreed|accepted|granted|approved", "refused|declined|rejected|denied"),
+        (r"allow\w*|permit\w*", r"forbid\w*|prohibit\w*"), (r"includ\w*|keeps?", r"exclud\w*|removes?"),
+        ("always", "never"), (r"success\w*", r"fail\w*"), ("acceptable", "unacceptable"),
+        ("network byte order|big-endian", "little-endian"), ("english", "french|german|chinese"),
+        ("client", "server"), ("encrypted", "unencrypted|plain"),
+        ("最高", "最低"), ("增加|增长|上升|提高", "减少|下降|降低"), ("以上", "以下"), ("之前|以前", "之后|以后"),
+        ("允许", "禁止"), ("包括", "不包括"), ("大于|高于|多于", "小于|低于|少于"), ("首", "末"),
+    )
+    for a, b in (pair, pair[::-1])
+]
+
+
+def _word(pattern: str) -> re.Pattern[str]:
+    if re.match(r"[a-z\\(]", pattern):
+        return re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE)
+    return re.compile(pattern)
+
+
+_ANTONYM_RES = [(_word(a), _word(b)) for a, b in _ANTONYMS]
+
+
+def opposite_word(claim: str, clause: str) -> str | None:
+    """A word of ``claim`` whose opposite ``clause`` says instead ("least" for "most")."""
+    for mine, theirs in _ANTONYM_RES:
+        m = mine.search(claim)
+        if m and theirs.search(clause) and not mine.search(clause):
+            return m.group()
+    return None
 
 
 # ----------------------------------------------------------------- conditions, attribution
@@ -206,6 +245,9 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
         finding = _negation(part, units, [c for _, c in scored])
         if finding is not None:
             return finding
+    for _, clause in scored[:1]:
+        if scored[0][0] >= 0.6 * sum(words.values()) and opposite_word(claim, clause.text):
+            return Finding("opposite", _quote(clause), True)
     if claim_modal is not None:
         claimed = modalities(claim)
         modals = set().union(*(modalities(c.text) for c in strong))

@@ -71,6 +71,8 @@ LIGHT_WEIGHT = 0.5  # generic words ("value", "resulted", "signals") count half
 ANCHOR_MIN = 0.55  # a claim whose distinctive number the passage states with the same noun
 # is supported from this coverage on ("This resulted in 21,015,324 passages")
 CONTRADICTION_CAP = 0.10  # score of a claim the passage contradicts
+MAIN_SENTENCE_MIN = 0.5  # a supported claim has one passage sentence stating this much of it
+MAX_UNMATCHED = 0.5  # content words (1 each; CJK bigrams 1/2) a supported claim may lack
 SUGGEST_PREFILTER = 20  # at most this many candidates (by word overlap) get a full score
 
 # ----------------------------------------------------------------- text analysis
@@ -90,6 +92,7 @@ _DOWN_RE = re.compile(
     r"\b(?:decreas\w*|declin\w*|fell|fall\w*|drop\w*|down|lower|loss\w*|reduc\w*)\b|"
     r"下降|减少|降低|下跌|下滑|降幅|亏损"
 )
+_CN_NUMERALS = frozenset("零〇一二两三四五六七八九十百千万亿")
 _CLAUSE_RE = re.compile(r"[^,，;；:：。!?！？]+")
 # Words that name the kind of statement, not its content: a claim that leaves them out or
 # uses another one says the same thing ("a value of 126 signals" / "if 126, ... are").
@@ -98,7 +101,9 @@ _LIGHT_WORDS = frozenset(
     mean means meant result results resulted resulting use uses used using make makes made
     show include includes included including contain contains contained number numbers long
     total specific specifically called known given set sets type types kind way ways case
-    cases example order part parts""".split()
+    cases example order part parts go goes went gone get gets got take takes took taken come
+    comes came become becomes became against toward towards across along among around beyond
+    despite except inside outside near throughout""".split()
 )
 _LIGHT_STEMS = frozenset(stem(w) for w in _LIGHT_WORDS)
 
@@ -160,6 +165,23 @@ class ClaimScore:
     coverage: float = 0.0  # share of the claim's content units found in ``support``
     cosine: float | None = None  # best sentence cosine, when an embedder was given
     quote: str = ""  # the passage's words that contradict the claim (or make it conditional)
+
+
+def _unmatched(units: Mapping[str, float], covered: set[str], passage: frozenset[str]) -> float:
+    """Content words of the claim the passage lacks: words count 1 (generic ones never),
+    CJK bigrams 1/2 when one of their characters is not in the passage (a bigram across a
+    word boundary, "入为", is not a word), single CJK characters and numbers not at all
+    (numbers are checked by value)."""
+    total = 0.0
+    for unit, weight in units.items():
+        if unit in covered or unit.startswith("#") or weight < 1.0:
+            continue
+        if CJK_CHAR.match(unit):
+            if any(ch not in passage and ch not in _CN_NUMERALS for ch in unit):
+                total += 0.5
+            continue
+        total += 1.0
+    return total
 
 
 def _verdict_for(score: float) -> Verdict:
@@ -224,6 +246,11 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
         reason = f"the passage does not state {', '.join(missing)} (numbers there: {stated[:80]})"
         score = min(score, NUMBER_MISMATCH_CAP)
         return ClaimScore(Verdict.UNSUPPORTED, score, support, reason, coverage, cosine)
+    paired = _paired_otherwise(claim_numbers, p.texts)
+    if paired is not None:
+        reason = f"the passage pairs the claim's numbers otherwise; the passage says: {paired}"
+        return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
+                          coverage, cosine, quote=paired)
     elsewhere = _misattached(claim, claim_numbers, p.texts)
     if elsewhere is not None:
         reason = f"the passage states the number of another thing; the passage says: {elsewhere}"
@@ -238,12 +265,27 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
             score = SUPPORTED_MIN
             reason += ", stated with the same words"
     verdict = _verdict_for(score)
+    if verdict is Verdict.SUPPORTED and picks and total and (
+        sum(units[u] for u in units.keys() & p.units[picks[0]]) / total < MAIN_SENTENCE_MIN
+    ):
+        verdict, score = Verdict.PARTIAL, min(score, SUPPORTED_MIN - 0.01)
+        reason += "; no passage sentence states most of it"
+    if re.search(r"(\b\w+(?:\W+\w+){1,3}\b)(?:\W+\1){2,}", claim):
+        return ClaimScore(Verdict.UNSUPPORTED, 0.0, support, "the sentence repeats itself",
+                          coverage, cosine)
+    unmatched = _unmatched(units, covered, p.all_units)
+    if verdict is Verdict.SUPPORTED and unmatched > MAX_UNMATCHED and "same words" not in reason:
+        # a content word the passage does not have: "refused" for "agreed", "little-endian"
+        # for "network": a lexical scorer cannot tell a paraphrase from a change; amber, and
+        # the judge decides
+        verdict, score = Verdict.PARTIAL, min(score, SUPPORTED_MIN - 0.01)
+        reason += f"; {unmatched:g} content word(s) of the claim not in the passage"
     if _direction_conflict(claim, claim_numbers, picked):
         reason = "the passage states the number with the opposite direction (rise vs fall)"
         return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
                           coverage, cosine)
     if verdict is not Verdict.UNSUPPORTED:
-        found = meaning.conflict(claim, picked, _units, p.texts)
+        found = meaning.conflict(claim, p.texts, _units, p.texts)
         if found is not None:
             verdict = Verdict.CONTRADICTED if found.opposite else Verdict.UNSUPPORTED
             cap = CONTRADICTION_CAP if found.opposite else PARTIAL_MIN - 0.01
@@ -286,6 +328,32 @@ def _anchored(claim: str, numbers: Sequence[Number], units: Mapping[str, float],
         if nouns and words >= 0:
             return True
     return False
+
+
+def _paired_otherwise(numbers: Sequence[Number], texts: Sequence[str]) -> str | None:
+    """The passage sentence that gives one of the claim's numbers with another number of a
+    unit the claim also gives ("if 127 ... a 64-bit integer" for "127 ... 16 bits"), when no
+    sentence gives it with the claim's."""
+    for number in numbers:
+        kinds = {n.unit for n in numbers if n is not number and n.unit is not None}
+        if not kinds:
+            continue
+        agree, disagree = False, None
+        for text in texts:
+            stated = numbers_in(text)
+            if not any(m.values & number.values for m in stated):
+                continue
+            for unit in kinds:
+                theirs = {v for m in stated if m.unit == unit and not m.values & number.values
+                          for v in m.values}
+                mine = {v for n in numbers if n.unit == unit for v in n.values}
+                if theirs & mine or not theirs:
+                    agree = agree or bool(theirs & mine)
+                elif disagree is None:
+                    disagree = " ".join(text.split())
+        if disagree is not None and not agree:
+            return disagree
+    return None
 
 
 def _misattached(claim: str, numbers: Sequence[Number], texts: Sequence[str]) -> str | None:

@@ -46,7 +46,8 @@ _BULLET_RE = re.compile(
     r"[ \t]*(?:[-*•·+][ \t]|\d{1,3}[.)][ \t]|\d{1,3}、|[(（]\d{1,3}[)）]|"
     r"[一二三四五六七八九十]{1,3}、|#{1,6}[ \t]|\|)"
 )
-_TABLE_ROW_RE = re.compile(r"\d[\d,.]*%?[ \t]+[-(]?\d[\d,.]*%?")  # two numeric columns
+# two numeric columns ("126, 0, 124" is a list in a sentence, not columns)
+_TABLE_ROW_RE = re.compile(r"\d(?:[\d.]|,\d)*%?[ \t]+[-(]?\d[\d,.]*%?")
 _WORD_BEFORE = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$")
 
 
