@@ -395,7 +395,10 @@ class SettingsDialog(QDialog):
         box = QMessageBox(QMessageBox.Icon.Question, "Re-embed the library?", "The embedder changed.", parent=self)
         box.setInformativeText(
             "Passages indexed with the old embedder are not found by meaning until they are "
-            "embedded again. Re-embed the library now? It runs in the background and can be stopped."
+            "embedded again, and their sizes are counted in its tokens, so every document is cut "
+            "into passages again from its stored pages (the PDFs are not read again). Rebuild the "
+            "library now? It runs in the background and can be stopped; the next index run "
+            "finishes what a stop leaves."
         )
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.button(QMessageBox.StandardButton.Yes).setText("Re-embed now")

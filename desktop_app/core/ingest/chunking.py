@@ -49,6 +49,11 @@ from desktop_app.core.types import Chunk, ExtractedDocument, PageQuality, PageTe
 
 logger = logging.getLogger(__name__)
 
+# The version of the rules that cut chunks. With the embedder's id it is what a document's
+# chunks were cut for (``Indexer.chunking_key``): raise it when a change here moves chunk
+# boundaries, and the next index run or re-embed cuts every document again.
+CHUNKER_VERSION = 1
+
 TokenCounter = Callable[[str], float]
 
 # --------------------------------------------------------------------------- tokens

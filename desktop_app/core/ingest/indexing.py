@@ -148,6 +148,12 @@ class Indexer:
     def model_id(self) -> str:
         return str(getattr(self.embedder, "model_id", "")) if self.embedder is not None else ""
 
+    @property
+    def chunking_key(self) -> str:
+        """What chunks are cut for: the chunker's version and the embedder (its tokens count
+        the chunk sizes). A stored document with another key is cut again (:meth:`rechunk`)."""
+        return f"{chunking.CHUNKER_VERSION}:{self.model_id}"
+
     def run(
         self,
         folder: Path | str,
@@ -198,6 +204,7 @@ class Indexer:
         # keeps its chunks; only then is the old path retired.
         removed = self._mark_removed(folder, {str(p) for p in paths})
         self._apply_rules(folder, passwords, should_cancel)
+        self.rechunk(emit, should_cancel, folder)
         return self._summary(tally, removed, cancelled=should_cancel())
 
     # ------------------------------------------------------------------ the pipeline
@@ -338,7 +345,7 @@ class Indexer:
         began = time.perf_counter()
         version = self.store.next_version(doc.path, doc.doc_id)
         self.store.write_document(doc, chunks, item.terms, vectors, self.model_id, version,
-                                  rules=INGEST_RULES)
+                                  rules=INGEST_RULES, chunked_with=self.chunking_key)
         self.stages.writing += time.perf_counter() - began
         tally.documents += 1
         tally.pages_done += doc.page_count
@@ -387,6 +394,47 @@ class Indexer:
             done += 1
         logger.info("ingest rules %d applied to %d documents in %.1f s", INGEST_RULES, done,
                     time.monotonic() - began)
+        return done
+
+    # ------------------------------------------------------------------ another chunker or embedder
+
+    def rechunk(self, emit: Callable[[IndexEvent], None], should_cancel: Callable[[], bool] = lambda: False,
+                folder: Path | None = None) -> int:
+        """Cut again, from their stored pages, the chunks of the documents (of ``folder``;
+        None: all) that were cut for another chunker version or embedder, and embed them;
+        one transaction per document, so a cancel keeps the documents done. Returns how many."""
+        prefix = str(folder) + os.sep if folder is not None else ""
+        stale = [(d, p) for d, p in self.store.documents_chunked_otherwise(self.chunking_key)
+                 if p.startswith(prefix)]
+        if not stale or should_cancel():
+            return 0
+        started, count = time.monotonic(), self.embedder.count_tokens if self.embedder is not None else None
+        logger.info("cutting %d documents again for %s", len(stale), self.chunking_key)
+        done = chunks_done = 0
+        for number, (doc_id, path) in enumerate(stale):
+            pages = tuple(self.store.document_pages(doc_id))
+            stored = ExtractedDocument(path=path, doc_id=doc_id, size=0, mtime=0.0, title="",
+                                       status=DocStatus.INDEXED, page_count=len(pages), pages=pages)
+            chunks = chunking.chunk_document(stored, max_tokens=self._chunk_tokens(), count_tokens=count)
+            terms = [dict(termlib.term_counts(c.text)) for c in chunks]
+
+            def progress(n: int, number: int = number, path: str = path) -> None:
+                nonlocal chunks_done
+                chunks_done += n
+                emit(IndexProgress(files_done=number, files_total=len(stale), pages_done=0,
+                                   chunks_done=chunks_done, current_file=path,
+                                   elapsed=time.monotonic() - started, eta_seconds=None))
+
+            vectors = None
+            if self.embedder is not None and chunks:
+                vectors = self._embed([c.text for c in chunks], should_cancel, progress)
+                if vectors is None:
+                    break
+            self.store.replace_chunks(doc_id, chunks, terms, vectors, self.model_id, self.chunking_key)
+            done += 1
+            if should_cancel():
+                break
+        logger.info("%d documents cut again in %.1f s", done, time.monotonic() - started)
         return done
 
     # ------------------------------------------------------------------ change detection
@@ -479,6 +527,7 @@ class Indexer:
         what was done and the next ``reindex`` embeds only the rest."""
         started = time.monotonic()
         self._apply_rules(None, {}, should_cancel)
+        self.rechunk(emit, should_cancel)
         texts = self.store.all_chunk_texts()
         self.store.rebuild_postings((k, dict(termlib.term_counts(t))) for k, t in texts)
         if self.embedder is None:

@@ -155,6 +155,20 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE judge_cache ADD COLUMN answer VARCHAR NOT NULL DEFAULT '';
         """,
     ),
+    (
+        6,
+        """
+        -- What a document's chunks were cut for: '<chunker version>:<embedder id>' (chunk
+        -- sizes are counted in the embedder's tokens). An index run or a re-embed re-cuts
+        -- the documents whose value differs from the current one. Documents from before
+        -- were cut by chunker 1 for the embedder their vectors come from.
+        ALTER TABLE documents ADD COLUMN chunked_with VARCHAR NOT NULL DEFAULT '';
+        UPDATE documents SET chunked_with = '1:' || v.model_id
+        FROM (SELECT c.doc_id, min(e.model_id) AS model_id FROM chunks c
+              JOIN embeddings e ON e.ckey = c.ckey GROUP BY c.doc_id) v
+        WHERE documents.doc_id = v.doc_id;
+        """,
+    ),
 ]
 
 

@@ -197,10 +197,12 @@ class Store(LibraryQueries):
         model_id: str,
         version: int,
         rules: int = 0,
+        chunked_with: str = "",
     ) -> None:
         """Write a parsed document, its pages, chunks, postings and vectors, and point its
         path at it — all in one transaction. ``rules``: the version of the ingest rules its
-        title and sections were made with."""
+        title and sections were made with; ``chunked_with``: the chunker version and
+        embedder its chunks were cut for."""
         import pyarrow as pa
 
         assert len(chunks) == len(chunk_terms)
@@ -223,12 +225,12 @@ class Store(LibraryQueries):
                 cur.execute("DELETE FROM ocr_lines WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM documents WHERE doc_id = ?", [doc.doc_id])
                 cur.execute(
-                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules, ocr_pages)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules, ocr_pages, chunked_with)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         doc.doc_id, doc.path, doc.title, version, str(doc.status), doc.error,
                         doc.page_count, len(chunks), ",".join(map(str, doc.bad_pages)),
-                        doc.size, doc.mtime, rules, doc.ocr_pages,
+                        doc.size, doc.mtime, rules, doc.ocr_pages, chunked_with,
                     ],
                 )
                 if doc.pages:
@@ -553,6 +555,61 @@ class Store(LibraryQueries):
                      PageQuality(quality))
             for page, label, width, height, rotation, text, quality in rows
         ]
+
+    def documents_chunked_otherwise(self, chunked_with: str) -> list[tuple[str, str]]:
+        """(doc_id, path) of the current documents with chunks cut for something other than
+        ``chunked_with`` (another chunker version or embedder), in path order."""
+        rows = self._query(
+            "SELECT d.doc_id, min(f.path) FROM documents d JOIN files f ON f.doc_id = d.doc_id"
+            " WHERE NOT d.superseded AND d.chunked_with <> ? GROUP BY d.doc_id ORDER BY min(f.path)",
+            [chunked_with],
+        )
+        return [(str(d), str(p)) for d, p in rows]
+
+    def replace_chunks(self, doc_id: str, chunks: Sequence[Chunk], chunk_terms: Sequence[dict[str, int]],
+                       vectors: np.ndarray | None, model_id: str, chunked_with: str) -> None:
+        """Put ``chunks`` (cut again from the stored pages) in place of a document's chunks,
+        with their postings and vectors, in one transaction."""
+        import pyarrow as pa
+
+        assert len(chunks) == len(chunk_terms)
+        with self._write_lock:
+            cur = self._cursor()
+            first = self._next_ckey
+            ckeys = list(range(first, first + len(chunks)))
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                cur.execute("DELETE FROM postings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc_id])
+                cur.execute("DELETE FROM embeddings WHERE ckey IN (SELECT ckey FROM chunks WHERE doc_id = ?)", [doc_id])
+                cur.execute("DELETE FROM chunks WHERE doc_id = ?", [doc_id])
+                cur.execute("UPDATE documents SET chunks = ?, chunked_with = ? WHERE doc_id = ?",
+                            [len(chunks), chunked_with, doc_id])
+                if chunks:
+                    table = pa.table({
+                        "chunk_id": [c.chunk_id for c in chunks],
+                        "ckey": pa.array(ckeys, pa.int64()),
+                        "doc_id": [c.doc_id for c in chunks],
+                        "page": [c.page for c in chunks],
+                        "idx": [c.index for c in chunks],
+                        "text": [c.text for c in chunks],
+                        "char_start": [c.char_start for c in chunks],
+                        "char_end": [c.char_end for c in chunks],
+                        "section": [c.section for c in chunks],
+                        "n_terms": [sum(t.values()) for t in chunk_terms],
+                    })
+                    cur.register("chunks_in", table)
+                    cur.execute("INSERT INTO chunks SELECT * FROM chunks_in")
+                    cur.unregister("chunks_in")
+                    postings.append(cur, ckeys, chunk_terms)
+                    if vectors is not None:
+                        self._insert_vectors(cur, ckeys, vectors, model_id)
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+            self._next_ckey = first + len(chunks)
+            self.generation += 1
+            postings.maybe_compact(cur)
 
     def chunk_spans(self, doc_id: str) -> list[tuple[int, int, int, int]]:
         """(ckey, page, char_start, char_end) of a document's chunks, in page order."""
