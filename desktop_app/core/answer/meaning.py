@@ -46,7 +46,7 @@ _NEG_EN = re.compile(
     r"|\b(?:prevented|forbidden|barred|precluded) from\b|\bforbid\w*",
     re.IGNORECASE,
 )
-_NEG_ZH = re.compile(r"不得|不应|不能|不可|不必|不需|无需|无须|禁止|严禁|不准|不允许|不要|未|没有|不(?=[是会])|勿|非(?!常)")
+_NEG_ZH = re.compile(r"不(?!同|仅|但|论|过|久|断)|无需|无须|禁止|严禁|未(?!来)|没有|勿|非(?!常)")
 _NEG_DE = re.compile(r"\b(?:nicht|kein\w*|nie|niemals|ohne)\b", re.IGNORECASE)
 # bounds and idioms with a negation word that state no negation
 _NOT_NEG = re.compile(
@@ -68,7 +68,8 @@ _MODALS = (
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = re.sub(r"方可|才能|才可|可能", " ", text)  # "only then"; "perhaps": no obligation
-    return re.sub(r"\([^()]*\)|（[^（）]*）|\"[^\"]*\"|“[^”]*”", " ", text)  # "304 (Not Modified)"
+    # a name in brackets or quotes is not a statement: "304 (Not Modified)", "No-Cache"
+    return re.sub(r"\((?:[A-Z][^()]*)\)|\"[^\"]*\"|“[^”]*”", " ", text)
 
 
 def negated(text: str) -> bool:
@@ -104,7 +105,7 @@ _ANTONYMS = [
         ("network byte order|big-endian", "little-endian"), ("english", "french|german|chinese"),
         ("client", "server"), ("encrypted", "unencrypted|plain"),
         ("最高", "最低"), ("增加|增长|上升|提高", "减少|下降|降低"), ("以上", "以下"), ("之前|以前", "之后|以后"),
-        ("允许", "禁止"), ("包括", "不包括"), ("大于|高于|多于", "小于|低于|少于"), ("首", "末"),
+        ("允许", "禁止"), ("包括", "不包括"), ("已经|已", "未经|尚未|未"), ("一致|相符", "不一致|不符"), ("大于|高于|多于", "小于|低于|少于"), ("首", "末"),
     )
     for a, b in (pair, pair[::-1])
 ]

@@ -274,6 +274,12 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
         return ClaimScore(Verdict.UNSUPPORTED, 0.0, support, "the sentence repeats itself",
                           coverage, cosine)
     unmatched = _unmatched(units, covered, p.all_units)
+    if verdict is not Verdict.UNSUPPORTED and picks:
+        other = _other_name(claim, p.all_units, p.texts[picks[0]])
+        if other is not None:
+            reason = f"the passage names {other[1]}, not {other[0]}"
+            return ClaimScore(Verdict.UNSUPPORTED, min(score, PARTIAL_MIN - 0.01), support, reason,
+                              coverage, cosine, quote=" ".join(p.texts[picks[0]].split()))
     if verdict is Verdict.SUPPORTED and unmatched > MAX_UNMATCHED and "same words" not in reason:
         # a content word the passage does not have: "refused" for "agreed", "little-endian"
         # for "network": a lexical scorer cannot tell a paraphrase from a change; amber, and
@@ -335,7 +341,10 @@ def _paired_otherwise(numbers: Sequence[Number], texts: Sequence[str]) -> str | 
     unit the claim also gives ("if 127 ... a 64-bit integer" for "127 ... 16 bits"), when no
     sentence gives it with the claim's."""
     for number in numbers:
-        kinds = {n.unit for n in numbers if n is not number and n.unit is not None}
+        if number.unit == "year" or _is_year(number):
+            continue  # a year dates a whole passage: it anchors nothing
+        kinds = {n.unit for n in numbers
+                 if n is not number and n.unit is not None and n.unit != "year" and not _is_year(n)}
         if not kinds:
             continue
         agree, disagree = False, None
@@ -354,6 +363,34 @@ def _paired_otherwise(numbers: Sequence[Number], texts: Sequence[str]) -> str | 
         if disagree is not None and not agree:
             return disagree
     return None
+
+
+_NAME_RE = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![\w-])([A-Z][A-Za-z]+(?:[ -][A-Z][A-Za-z]+)*)")
+_NOT_NAMES = frozenset("must must not should may shall required recommended optional".split())
+
+
+def _names(text: str) -> list[str]:
+    """Capitalised words not at the start of a sentence (names: "Andreas Gal", "Mozilla")."""
+    return [m.group(1) for m in _NAME_RE.finditer(text.strip())
+            if m.group(1).lower() not in _NOT_NAMES and not m.group(1).isupper()]
+
+
+def _other_name(claim: str, passage: frozenset[str], best: str) -> tuple[str, str] | None:
+    """(the claim's name the passage lacks, the name the passage's best sentence gives
+    instead): "Brendan Eich" where the passage has "Andreas Gal". German capitalises every
+    noun: not for German claims."""
+    if re.search(r"[äöüß]|\b(?:der|die|das|und|ist|nicht|wird|eine?)\b", claim):
+        return None
+    low = claim.lower()
+    missing = [n for n in _names(claim) if not any(stem(w) in passage for w in n.lower().split())]
+    if not missing:
+        return None
+    theirs = [n for n in _names(best) if n.lower() not in low]
+    return (missing[0], theirs[0]) if theirs else None
+
+
+def _is_year(number: Number) -> bool:
+    return any(v.isdigit() and 1900 <= int(v) <= 2100 for v in number.values)
 
 
 def _misattached(claim: str, numbers: Sequence[Number], texts: Sequence[str]) -> str | None:
@@ -381,7 +418,7 @@ def _other_number(claim: str, units: Mapping[str, float], missing: Sequence[str]
     kinds = {n.unit for n in numbers if n.surface in missing}
     best: tuple[float, str] | None = None
     for text in texts:
-        for clause in _CLAUSE_RE.findall(text):
+        for clause in [*_CLAUSE_RE.findall(text), text]:
             stated = numbers_in(clause)
             if not stated or not any(n.unit in kinds or None in kinds for n in stated):
                 continue
