@@ -2,8 +2,10 @@
 
 Generates ``--pdfs`` PDFs (default 1,000 of 5-15 pages, about 10,000 pages) of varied
 text: sentences drawn from a vocabulary with a Zipf-like word distribution, one topic
-per document, and one planted fact per document ("The rated pressure of the Kavmor-0417
-coupling is 7,310 kPa.") on a known page. Indexes the folder through the facade
+per document, and one planted fact per document ("The rated pressure of unit Trizanpelqu
+is 7,310 kPa.") on a known page other than the first. The unit's tag is a token that
+appears nowhere else: not in any title, file name or page header, not in another
+document, and only once in its own, so the search must find the page, not the document. Indexes the folder through the facade
 (``KnowledgeBase.index``) with the real embedder, printing progress; then asks
 ``--questions`` of the planted facts through ``KnowledgeBase.search`` and, with
 ``--ask N``, N of them through ``KnowledgeBase.ask`` with the small (or ``--model``) GGUF.
@@ -92,23 +94,33 @@ def sentence(rng: random.Random, topic: list[str]) -> str:
     return f"{subject.capitalize()} {rng.choice(VERBS)} {rest}."
 
 
+def unique_word(rng: random.Random, syllables: int, used: set[str]) -> str:
+    while True:
+        word = "".join(rng.choice(SYLLABLES) for _ in range(syllables)).capitalize()
+        if word.lower() not in used:
+            used.add(word.lower())
+            return word
+
+
 def generate(folder: Path, pdfs: int, seed: int = 11) -> list[Fact]:
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     facts = []
+    used: set[str] = set()
     for number in range(pdfs):
         topic = rng.sample(TECHNICAL, 6)
         pages_n = rng.randint(5, 15)
-        name = "".join(rng.choice(SYLLABLES) for _ in range(3)).capitalize() + f"-{number:04d}"
+        name = unique_word(rng, 3, used) + f"-{number:04d}"
+        tag = unique_word(rng, 4, used)  # the planted fact's own token: nowhere else
         k = rng.randrange(len(ATTRIBUTES))
         value = f"{rng.randint(10, 9999):,}"
-        fact_page = rng.randint(1, pages_n)
+        fact_page = rng.randint(2, pages_n)
         pages = []
         for page in range(1, pages_n + 1):
             lines = [f"{page}. {' '.join(topic[:2]).title()} of the {name} {PARTS[k]}"]
             text = " ".join(sentence(rng, topic) for _ in range(18))
             if page == fact_page:
-                text += f" The {ATTRIBUTES[k]} of the {name} {PARTS[k]} is {value} {UNITS[k]}. "
+                text += f" The {ATTRIBUTES[k]} of unit {tag} is {value} {UNITS[k]}. "
                 text += " ".join(sentence(rng, topic) for _ in range(3))
             line = ""
             for word in text.split():
@@ -121,7 +133,7 @@ def generate(folder: Path, pdfs: int, seed: int = 11) -> list[Fact]:
         path = folder / f"{number // 100:02d}" / f"report_{number:04d}.pdf"
         path.parent.mkdir(exist_ok=True)
         write_pdf(path, pages, title=f"{name} {PARTS[k]} report")
-        facts.append(Fact(str(path), fact_page, f"What is the {ATTRIBUTES[k]} of the {name} {PARTS[k]}?", value))
+        facts.append(Fact(str(path), fact_page, f"What is the {ATTRIBUTES[k]} of unit {tag}?", value))
     return facts
 
 
