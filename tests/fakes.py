@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
+from desktop_app.core.answer.judge import QUESTION as JUDGE_QUESTION
 from desktop_app.core.errors import Cancelled
 from desktop_app.core.text import words as termlib
 
@@ -58,6 +59,7 @@ class FakeGenerator:
         self.delta = delta
         self.pause = pause
         self.prompts: list[list[dict[str, str]]] = []
+        self.judge_questions: list[list[dict[str, str]]] = []
 
     def enqueue(self, *answers: str) -> None:
         self.queue.extend(answers)
@@ -81,6 +83,11 @@ class FakeGenerator:
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
     ) -> Iterator[str]:
+        if messages and JUDGE_QUESTION in messages[-1]["content"]:
+            # The judge (on by default) asks after each answer: a fake says nothing it
+            # could act on, and keeps the enqueued answers for the questions.
+            self.judge_questions.append(list(messages))
+            return iter(())
         self.prompts.append(list(messages))
         text = self.queue.pop(0) if self.queue else "The documents do not contain the answer."
 

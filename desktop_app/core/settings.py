@@ -35,7 +35,10 @@ class Settings:
     temperature: float = 0.1
     threads: int = dataclasses.field(default_factory=_default_threads)
     context_tokens: int = 4096
-    judge: bool = False
+    # After an answer, ask the model about the sentences the rules are unsure of, starting
+    # no new question after judge_budget_s (bench/verdicts.py measures what it buys and costs).
+    judge: bool = True
+    judge_budget_s: float = 30.0  # no new judge question after this many seconds
     prompt_language: str = "auto"  # "auto" | "en" | "zh" | "de"
     use_grammar: bool = False
     data_dir: str = ""  # empty: the platform default (or FOLIO_HOME)
@@ -47,6 +50,8 @@ class Settings:
             raise KnownError(f"Unknown citation style {self.citation_style!r}.", "Use label or shortid.")
         if self.prompt_language not in ("auto", "en", "zh", "de"):
             raise KnownError(f"Unknown prompt language {self.prompt_language!r}.", "Use auto, en, zh or de.")
+        if not 0.0 < self.judge_budget_s <= 600.0:
+            raise KnownError("The judge's time budget must be between 0 and 600 seconds.")
         if not 1 <= self.sources_per_answer <= 20:
             raise KnownError("Sources per answer must be between 1 and 20.")
         if not 16 <= self.max_tokens <= 4096:

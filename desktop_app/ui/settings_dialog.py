@@ -80,9 +80,15 @@ class SettingsDialog(QDialog):
         self.temperature.setValue(self.current.temperature)
         self.temperature.setAccessibleName("Temperature")
         self.temperature.setMinimumWidth(90)
-        self.judge = QCheckBox("Ask the model to double-check each sentence (slower)", self)
+        self.judge = QCheckBox(
+            "After each answer, ask the model about the sentences the checks are unsure of"
+            f" (up to {self.current.judge_budget_s:.0f} s more)", self)
         self.judge.setChecked(self.current.judge)
-        self.judge.setAccessibleName("Judge each sentence with the model")
+        self.judge.setAccessibleName("Judge unsure sentences with the model")
+        self.judge.setToolTip(
+            "The model reads the cited passage and says yes, partly or no; the underline"
+            " changes in place. Each question takes a few seconds on two cores"
+            " (bench/verdicts.py); answers are cached per sentence and passage.")
         self.ocr = QCheckBox("Read scanned pages with OCR when indexing (about 3 s a page)", self)
         self.ocr.setChecked(self.current.ocr)
         self.ocr.setAccessibleName("Read scanned pages with OCR")

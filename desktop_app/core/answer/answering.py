@@ -163,7 +163,8 @@ def answer(
         emit(NoBasis(reason="The model found no answer in the sources it was given."))
     emit(finished)
     if settings.judge and claims:
-        claims = _judge(generator, store, source_map, finished.text, claims, emit, should_cancel)
+        claims = _judge(generator, store, source_map, finished.text, claims, emit, should_cancel,
+                        settings.judge_budget_s)
     logger.info("answer %s in %.1f s, %d citations", answer_id, time.perf_counter() - started,
                 sum(len(v) for v in finished.citations.values()))
     _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
@@ -194,13 +195,14 @@ def default_verifier(source_map: SourceMap) -> Verifier:
 
 def _judge(generator: Generator, store: Store | None, source_map: SourceMap, text: str,
            claims: list[ClaimVerdict], emit: Callable[[AnswerEvent], None],
-           should_cancel: Callable[[], bool]) -> list[ClaimVerdict]:
+           should_cancel: Callable[[], bool], budget_s: float) -> list[ClaimVerdict]:
     """Ask the loaded model about the sentences the rule scorer was unsure of; emit and
-    return the updated verdicts. Runs after the answer finished, on the model's thread."""
+    return the updated verdicts. Runs after the answer finished, on the model's thread,
+    starting no new question after ``budget_s`` seconds."""
     from desktop_app.core.answer.judge import Judge, JudgedPassage, merge
 
     passages = {label: JudgedPassage(p.chunk_id, p.text) for label, p in source_map.items()}
-    judge = Judge(generator, store, should_cancel)
+    judge = Judge(generator, store, should_cancel, budget_s=budget_s)
     started = time.perf_counter()
     try:
         updates = judge.review(text, claims, passages)
