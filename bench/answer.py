@@ -12,16 +12,24 @@ For each model (small, default) it times, interleaved and each with a cold KV ca
 - with ``--while-indexing``: everything above again while ``folio index`` indexes
   ``../shared/corpus`` in another process (restarted on a fresh library whenever it
   finishes), so both sides share the machine with ingestion, as in the window;
-- with ``--facade``: ``KnowledgeBase.ask`` on a library of one FinanceBench PDF indexed
-  into a temporary FOLIO_HOME (retrieval, prompt, stream, citations, checks), against
-  llama.cpp alone on the prompt the facade built (interleaved too).
+- with ``--facade-vs-alone``: ``KnowledgeBase.ask`` on a library of one FinanceBench PDF
+  indexed into a temporary FOLIO_HOME (retrieval, prompt, stream, citations, checks),
+  against llama.cpp alone on the prompt the facade built (interleaved too).
 
 Prints the median time to first token and decode tokens/s of each, and Folio's ratio to
 llama.cpp alone (tokens/s Folio ÷ alone, and time to first token alone ÷ Folio; target
 >= 0.95 for both).
 
+``--facade`` is the headline instead (bench/facade.py): the old path (whole chunks, no
+draft) and the new path (evidence, Settings' draft) through ``KnowledgeBase.ask`` over the
+corpus questions, interleaved per question with the same model and threads; prints the
+median seconds to the sources on screen, to the first token and to the whole answer, the
+median prompt tokens, the ratios new ÷ old, and the citation figures of both paths.
+
     FOLIO_MODELS_DIR=... .venv/bin/python bench/answer.py [--models small,default]
-        [--runs 3] [--max-tokens 48] [--threads 1] [--grammar] [--facade] [--while-indexing]
+        [--runs 3] [--max-tokens 48] [--threads 1] [--grammar] [--facade-vs-alone] [--while-indexing]
+    FOLIO_HOME=... .venv/bin/python bench/answer.py --facade --db CORPUS.duckdb
+        [--models default] [--threads 2] [--half held|tune|all] [--limit N] [--rows-out FILE]
 """
 
 from __future__ import annotations
@@ -149,7 +157,7 @@ def bench_model(choice: str, args: argparse.Namespace) -> None:
         grammar = citation_grammar(labels, every_sentence=True, refusals=[prompts.NO_ANSWER["en"]])
         constrained = [time_folio(gen, messages, args.max_tokens, grammar) for _ in range(args.runs)]
         report("stream + grammar", constrained, alone)
-    if args.facade:
+    if args.facade_vs_alone:
         bench_facade(gen, llm, stop, args)
 
 
@@ -248,10 +256,35 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="default: cores - 1 (Folio's default)")
     parser.add_argument("--context", type=int, default=4096)
     parser.add_argument("--grammar", action="store_true", help="also time Folio under the citation grammar")
-    parser.add_argument("--facade", action="store_true", help="also time KnowledgeBase.ask on one indexed PDF")
+    parser.add_argument("--facade-vs-alone", action="store_true",
+                        help="also time KnowledgeBase.ask on one indexed PDF against llama.cpp alone")
     parser.add_argument("--while-indexing", action="store_true",
                         help="also time everything while folio index runs in another process")
+    parser.add_argument("--facade", action="store_true",
+                        help="old path vs new path through KnowledgeBase.ask over the corpus questions")
+    parser.add_argument("--db", type=Path, default=None, help="--facade: ../shared/corpus indexed here")
+    parser.add_argument("--embedder", default="default", help="--facade: the embedder the library was indexed with")
+    parser.add_argument("--half", default="held", help="--facade: tune | held | all")
+    parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--rows-out", type=Path, default=None, help="--facade: append each answer's row here")
+    parser.add_argument("--report", type=Path, default=None, help="--facade: only report the rows of this file")
     args = parser.parse_args()
+    if args.facade or args.report:
+        import json
+
+        import facade
+
+        if args.report:
+            rows = [json.loads(line) for line in args.report.read_text(encoding="utf-8").splitlines() if line]
+        else:
+            if args.db is None:
+                raise SystemExit("--facade needs --db (../shared/corpus indexed with folio index)")
+            rows = facade.run(args.db, model=args.models.split(",")[-1].strip(), threads=args.threads or 2,
+                              half=args.half, limit=args.limit, embedder=args.embedder,
+                              rows_out=args.rows_out)
+        print(facade.timing_report(rows))
+        print(facade.quality_report(rows))
+        return
     for choice in args.models.split(","):
         bench_model(choice.strip(), args)
     if args.while_indexing:

@@ -44,6 +44,10 @@ class Settings:
     data_dir: str = ""  # empty: the platform default (or FOLIO_HOME)
     parse_timeout_s: float = 60.0  # per file; + parse_pool.OCR_SECONDS_PER_PAGE a page to OCR
     ocr: bool = True  # read scanned pages (no text layer) and garbled ones with OCR
+    # Tokens of evidence a prompt carries in all (core/answer/evidence.py); 0: whole chunks.
+    evidence_tokens: int = 240
+    # Draft tokens a step by prompt lookup (core/models/generate.py); 0: off.
+    prompt_lookup: int = 0
 
     def validate(self) -> None:
         if self.citation_style not in ("label", "shortid"):
@@ -81,6 +85,10 @@ class Settings:
                     f"{self.embedder} does not hold model.onnx and tokenizer.json.",
                     "Pick a folder with an ONNX sentence embedder.",
                 )
+        if not 0 <= self.evidence_tokens <= 8192:
+            raise KnownError("The evidence budget must be between 0 (whole passages) and 8192 tokens.")
+        if not 0 <= self.prompt_lookup <= 64:
+            raise KnownError("Prompt-lookup draft tokens must be between 0 (off) and 64.")
         if not 512 <= self.context_tokens <= 131072:
             raise KnownError("The context window must be between 512 and 131072 tokens.")
         if not 1.0 <= self.parse_timeout_s <= 3600.0:

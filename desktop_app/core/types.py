@@ -156,6 +156,9 @@ class Passage:
     score: float
     text: str
     version: int = 1
+    # What the model reads of ``text`` when the prompt carries evidence, not the whole chunk:
+    # (start, end) offsets into ``text``, in order (core/answer/evidence.py). Empty: all of it.
+    read: tuple[Span, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -248,9 +251,12 @@ class SourcePayload:
     char_start: int
     char_end: int
     version: int = 1
+    read: tuple[Span, ...] = ()  # the spans of ``text`` the model read (empty: all of it)
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        data = dataclasses.asdict(self)
+        data["read"] = [list(s) for s in self.read]
+        return data
 
 
 @dataclass(frozen=True)
@@ -261,6 +267,10 @@ class AnswerStarted:
     style: str = "label"
     also_searched: str = ""  # the glossary's words for the question's terms (glossary.py)
     scope: tuple[str, ...] = ()  # the files and folders the question was asked within (none: all)
+    # Sent before the model reads the prompt: the tokens it still has to read (those not
+    # cached) and how long the answer should take at this machine's measured speed.
+    prompt_tokens: int = 0
+    estimate_s: float = 0.0
     event: str = field(default="answer_started", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -272,6 +282,8 @@ class AnswerStarted:
             "also_searched": self.also_searched,
             "scope": list(self.scope),
             "sources": [s.to_json() for s in self.sources],
+            "prompt_tokens": self.prompt_tokens,
+            "estimate_s": round(self.estimate_s, 1),
         }
 
 
@@ -315,6 +327,9 @@ class AnswerFinished:
     citations: dict[str, list[Span]]
     hallucinated: tuple[str, ...] = ()
     answer_id: str = ""
+    # How the model did: prompt_tokens, cached_tokens, first_token_s, tokens_per_s,
+    # draft_accept_rate (generate.GenerationStats.to_json); empty when no model ran.
+    stats: dict[str, Any] = field(default_factory=dict)
     event: str = field(default="answer_finished", init=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -324,6 +339,7 @@ class AnswerFinished:
             "text": self.text,
             "citations": {k: [list(s) for s in v] for k, v in self.citations.items()},
             "hallucinated": list(self.hallucinated),
+            "stats": dict(self.stats),
         }
 
 

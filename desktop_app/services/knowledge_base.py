@@ -137,7 +137,8 @@ class KnowledgeBase:
             # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
             path = models.resolve_answer_model(self.settings.answer_model)
             self._generator = WorkerGenerator(
-                path, context_tokens=self.settings.context_tokens, threads=self.settings.threads
+                path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
+                prompt_lookup=self.settings.prompt_lookup,
             )
         return self._generator
 

@@ -167,6 +167,8 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
     body = _answer_body(turn, number, colours)
     if body:
         parts.append(f"<p>{body}</p>")
+    elif turn.state is TurnState.STREAMING:
+        parts.append(_reading(turn, number, colours))  # gives way to the answer's first words
     parts.append(_status_line(turn, colours))
     parts.append(_source_list(turn, number, colours))
     return "\n".join(p for p in parts if p)
@@ -184,6 +186,44 @@ def _stale_banner(turn: AnswerTurn, cid: str, state: SourceState, number: int, c
         f'<table width="100%" cellpadding="4" style="background-color:{colours.banner_bg};">'
         f'<tr><td style="color:{colours.banner_fg};">{where}: {words}</td></tr></table>'
     )
+
+
+def read_excerpt(source: SourcePayload, limit: int = 320) -> str:
+    """What the model reads of ``source``: its evidence pieces joined by ``…``."""
+    if not source.read:
+        return elide(" ".join(source.text.split()), limit)
+    pieces = [" ".join(source.text[int(a) : int(b)].split()) for a, b in source.read]
+    head = "… " if int(source.read[0][0]) > 0 else ""
+    tail = " …" if int(source.read[-1][1]) < len(source.text.rstrip()) else ""
+    return elide(head + " … ".join(pieces) + tail, limit)
+
+
+def waiting_words(turn: AnswerTurn) -> str:
+    """The line shown while the model reads: 'The model is reading 3 passages (412
+    tokens); the answer will take about 20 s.'"""
+    count = len(turn.sources)
+    what = f"{count} passage{'s' if count != 1 else ''}"
+    tokens = f" ({turn.prompt_tokens:,} tokens)" if turn.prompt_tokens else ""
+    if turn.estimate_s <= 0:
+        return f"The model is reading {what}{tokens}."
+    seconds = max(1, round(turn.estimate_s))
+    when = f"about {seconds} s" if seconds < 90 else f"about {round(seconds / 60)} min"
+    return f"The model is reading {what}{tokens}; the answer will take {when}."
+
+
+def _reading(turn: AnswerTurn, number: int, colours: Colours) -> str:
+    """While the model reads: the passages it reads, each a link to its highlighted page."""
+    if not turn.sources:
+        return ""
+    rows = [f'<p style="color:{colours.muted};"><i>{esc(waiting_words(turn))}</i></p>']
+    for source in turn.sources:
+        rows.append(
+            f'<p style="margin-left: 8px;"><a href="source:{esc(source.id)}?turn={number}" '
+            f'title="{esc(citation_tooltip(source))}">[{esc(turn.chip_label(source.id))}] '
+            f"{esc(source_line(source, 90))}</a><br/>"
+            f'<span style="color:{colours.muted};">{esc(read_excerpt(source))}</span></p>'
+        )
+    return "\n".join(rows)
 
 
 def _status_line(turn: AnswerTurn, colours: Colours) -> str:

@@ -83,6 +83,10 @@ class AnswerTurn:
     scope: tuple[str, ...] = ()  # the files and folders the question was asked within
     scope_label: str = ""  # how the window named them ("" : their file names)
     source_states: dict[str, SourceState] = field(default_factory=dict)
+    # From AnswerStarted: the tokens the model reads before it writes and its estimate.
+    prompt_tokens: int = 0
+    estimate_s: float = 0.0
+    stats: dict[str, object] = field(default_factory=dict)  # AnswerFinished.stats
 
     # ------------------------------------------------------------------ events
 
@@ -95,6 +99,8 @@ class AnswerTurn:
             self.scope = tuple(event.scope) or self.scope
             self.answer_id = event.answer_id
             self.style = event.style
+            self.prompt_tokens = event.prompt_tokens
+            self.estimate_s = event.estimate_s
         elif isinstance(event, TokenDelta):
             self.state = TurnState.STREAMING
             self.text += event.text
@@ -134,6 +140,7 @@ class AnswerTurn:
 
     def _finish(self, event: AnswerFinished) -> None:
         self.text = event.text
+        self.stats = dict(event.stats)
         self.hallucinated = tuple(event.hallucinated)
         if event.answer_id:
             self.answer_id = event.answer_id
@@ -229,9 +236,15 @@ class AnswerTurn:
         ]
 
     def support_spans(self, cid: str) -> list[Span]:
-        """Spans of the cited passage that best support the sentences citing ``cid``."""
+        """Spans of the cited passage that best support the sentences citing ``cid``; when
+        no check named any, the spans the model read of it (the evidence), so the viewer
+        marks exactly what the model was shown inside the faint whole chunk."""
         spans: list[Span] = []
         for verdict in self.verdicts:
             if verdict.ids and verdict.ids[0] == cid:
                 spans.extend((int(a), int(b)) for a, b in verdict.support)
+        if not spans:
+            source = self.source(cid)
+            if source is not None:
+                spans = [(int(a), int(b)) for a, b in source.read]
         return spans

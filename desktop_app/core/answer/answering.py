@@ -5,6 +5,7 @@ and hands typed events to ``emit``.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -12,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from desktop_app.core.answer import prompts
+from desktop_app.core.answer import evidence, prompts
 from desktop_app.core.answer.citations import CitationResolver, SourceMap, citation_grammar
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.library.store import Store
@@ -26,6 +27,7 @@ from desktop_app.core.types import (
     AnswerStarted,
     ClaimVerdict,
     NoBasis,
+    Passage,
     Retrieval,
     TokenDelta,
 )
@@ -103,7 +105,9 @@ def answer(
     except KnownError as exc:
         emit(AnswerFailed(error=str(exc), known=True))
         return answer_id
-    full_map = SourceMap.build(retrieval.passages, style)
+    # Evidence, not chunks: each passage cut to the sentences that bear on the question.
+    passages = evidence.select(question, retrieval.passages, budget_tokens=settings.evidence_tokens)
+    full_map = SourceMap.build(passages, style)
     packed = prompts.build_prompt(
         question,
         [(label, full_map.marker(label), passage) for label, passage in full_map.items()],
@@ -115,6 +119,12 @@ def answer(
     # Only what reached the prompt was "given to the model".
     source_map = SourceMap(full_map.style, tuple(e for e in full_map.entries if e[0] in packed.labels))
     grammar = citation_grammar(source_map.labels()) if settings.use_grammar else None
+    # The sources go on screen now, before the model reads them, with how long it will take.
+    payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)
+    reading, estimate = _estimate(generator, packed.messages[-1]["content"])
+    emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
+                       also_searched=also_searched, scope=scope, prompt_tokens=reading,
+                       estimate_s=estimate))
     started = time.perf_counter()
     try:
         stream = generator.stream(
@@ -124,9 +134,6 @@ def answer(
     except KnownError as exc:
         emit(AnswerFailed(error=str(exc), known=True))
         return answer_id
-    payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)
-    emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
-                       also_searched=also_searched, scope=scope))
     resolver = CitationResolver(source_map)
     verifier = (verifier_factory or default_verifier)(source_map)
     claims: list[ClaimVerdict] = []
@@ -156,6 +163,9 @@ def answer(
         emit(AnswerFailed(error=f"The model stopped with an error: {exc}", known=False))
         return answer_id
     finished = resolver.finished(answer_id=answer_id)
+    stats = getattr(generator, "last_stats", None)
+    if stats is not None and hasattr(stats, "to_json"):
+        finished = dataclasses.replace(finished, stats=stats.to_json())
     for claim in verifier.finish(finished.text, finished.citations):
         claims.append(claim)
         emit(claim)
@@ -170,6 +180,28 @@ def answer(
     _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
           payloads, finished.citations, finished.hallucinated, claims, scope=scope)
     return answer_id
+
+
+def _estimate(generator: Generator, request: str) -> tuple[int, float]:
+    """The tokens of the request turn (the head is cached: prime_answer_model) and the
+    seconds the answer should take at the generator's measured speed (0: no measure)."""
+    speed = getattr(generator, "speed", None)
+    try:
+        reading = generator.count_tokens(request)
+    except KnownError:
+        return 0, 0.0
+    return reading, (float(speed.estimate(reading)) if speed is not None else 0.0)
+
+
+def read_only(passage: Passage) -> str:
+    """The passage's text with what the model did not read blanked out (same offsets), so
+    the checks weigh a sentence against what its source showed the model."""
+    if not passage.read:
+        return passage.text
+    chars = [ch if ch == "\n" else " " for ch in passage.text]
+    for start, end in passage.read:
+        chars[start:end] = passage.text[start:end]
+    return "".join(chars)
 
 
 def scope_words(scope: Sequence[str]) -> str:
@@ -188,8 +220,8 @@ def default_verifier(source_map: SourceMap) -> Verifier:
     """
     from desktop_app.core.answer.verify import StreamingVerifier
 
-    by_label = {label: passage.text for label, passage in source_map.items()}
-    by_chunk = {passage.chunk_id: passage.text for _, passage in source_map.items()}
+    by_label = {label: read_only(passage) for label, passage in source_map.items()}
+    by_chunk = {passage.chunk_id: read_only(passage) for _, passage in source_map.items()}
     return StreamingVerifier(by_label, by_chunk, embed=None)
 
 

@@ -156,6 +156,7 @@ class SourceMap:
             char_start=p.char_start,
             char_end=p.char_end,
             version=p.version,
+            read=p.read,
         )
 
     def marker(self, label: str) -> str:

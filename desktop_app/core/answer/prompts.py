@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core import paths
+from desktop_app.core.answer.evidence import evidence_text
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.words import question_language
 from desktop_app.core.types import Passage
@@ -153,7 +154,8 @@ def format_source(label_marker: str, passage: Passage, question: str = "",
                   max_tokens: int | None = None) -> str:
     """``[n] (title, section, p. label)`` and the passage, cut to ``max_chars`` around the
     question's terms and, given ``count_tokens``, to ``max_tokens``."""
-    text = focus_text(passage.text, question, max_chars)
+    source = evidence_text(passage)  # the kept sentences when evidence.select cut it
+    text = focus_text(source, question, max_chars)
     if count_tokens is not None and max_tokens:
         chars = min(max_chars, len(text))
         for _ in range(4):  # converges in one or two steps: tokens per character is ~constant
@@ -161,7 +163,7 @@ def format_source(label_marker: str, passage: Passage, question: str = "",
             if tokens <= max_tokens or chars <= 60:
                 break
             chars = max(60, int(chars * max_tokens / tokens * 0.95))
-            text = focus_text(passage.text, question, chars)
+            text = focus_text(source, question, chars)
     return f"{label_marker} ({_where(passage.doc_title, passage.section, passage.page_label)})\n{text}"
 
 

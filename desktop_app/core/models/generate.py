@@ -45,6 +45,8 @@ class GenerationStats:
     seconds_to_first_token: float
     seconds: float
     cached_tokens: int = 0  # prompt tokens found in the KV cache (read for an earlier prompt)
+    drafted: int = 0  # tokens the prompt-lookup draft proposed (0: no draft)
+    accepted: int = 0  # ... and how many of them the model then wrote
 
     @property
     def tokens_per_second(self) -> float:
@@ -52,11 +54,128 @@ class GenerationStats:
         decoding = self.seconds - self.seconds_to_first_token
         return (self.completion_tokens - 1) / decoding if self.completion_tokens > 1 and decoding > 0 else 0.0
 
+    @property
+    def prompt_tokens_per_second(self) -> float:
+        """Prompt tokens read per second (those not already cached), up to the first token."""
+        read = self.prompt_tokens - self.cached_tokens
+        return read / self.seconds_to_first_token if read > 0 and self.seconds_to_first_token > 0 else 0.0
+
+    @property
+    def draft_accept_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``AnswerFinished.stats`` carries."""
+        return {
+            "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
+            "completion_tokens": self.completion_tokens,
+            "first_token_s": round(self.seconds_to_first_token, 3), "seconds": round(self.seconds, 3),
+            "tokens_per_s": round(self.tokens_per_second, 2),
+            "prompt_tokens_per_s": round(self.prompt_tokens_per_second, 2),
+            "draft_accept_rate": round(self.draft_accept_rate, 3),
+        }
+
+
+# Before this machine has answered once: the issue's figures for the 1.5B model on 2 cores.
+DEFAULT_PROMPT_TOKENS_PER_S = 50.0
+DEFAULT_DECODE_TOKENS_PER_S = 16.0
+EXPECTED_ANSWER_TOKENS = 120  # median answer length (bench/answer.py --facade, new path)
+
+
+class SpeedMeter:
+    """A running measure of this machine's prompt and decode speed (an exponential mean
+    over the answers so far), for the "the model will take about N s" line."""
+
+    def __init__(self, prompt_per_s: float = 0.0, decode_per_s: float = 0.0, weight: float = 0.3) -> None:
+        self.prompt_per_s = prompt_per_s
+        self.decode_per_s = decode_per_s
+        self.weight = weight
+
+    def add(self, stats: GenerationStats) -> None:
+        def mix(old: float, new: float) -> float:
+            return new if old <= 0 else (1 - self.weight) * old + self.weight * new
+
+        if stats.prompt_tokens - stats.cached_tokens >= 32 and stats.prompt_tokens_per_second > 0:
+            self.prompt_per_s = mix(self.prompt_per_s, stats.prompt_tokens_per_second)
+        if stats.completion_tokens >= 8 and stats.tokens_per_second > 0:
+            self.decode_per_s = mix(self.decode_per_s, stats.tokens_per_second)
+
+    def estimate(self, prompt_tokens: int, answer_tokens: int = EXPECTED_ANSWER_TOKENS) -> float:
+        """Seconds to read ``prompt_tokens`` (those not cached) and write ``answer_tokens``."""
+        prompt = self.prompt_per_s or DEFAULT_PROMPT_TOKENS_PER_S
+        decode = self.decode_per_s or DEFAULT_DECODE_TOKENS_PER_S
+        return max(0, prompt_tokens) / prompt + answer_tokens / decode
+
 
 # Sampling. ``repeat_penalty`` stays at 1.0: a penalty over the last 64 tokens lowers the odds
 # of the second ``[1]`` of an answer and of figures copied from the sources (bench/citing.py).
 TOP_P = 0.9
 REPEAT_PENALTY = 1.0
+# Prompt-lookup decoding (llama-cpp-python's LlamaPromptLookupDecoding): after each token the
+# draft proposes the tokens that followed the last two tokens' earlier occurrence in the
+# prompt, and one batched step checks them all. Answers copy names and figures from their
+# sources, so whole phrases are accepted. Measured with bench/lookup.py (tokens/s and the
+# same text at temperature 0).
+# On the small model, LlamaPromptLookupDecoding as it comes (n-grams down to one token, 10
+# draft tokens) proposed 410 tokens for a 61-token answer and 2 were accepted: decoding went
+# from 19 to 2.7 tokens/s. A one-token match is mostly chance, so the draft here needs the
+# last LOOKUP_MIN_NGRAM tokens to recur, and proposes fewer tokens.
+LOOKUP_TOKENS = 10  # draft tokens proposed per step
+LOOKUP_NGRAM = 3  # the longest n-gram looked up
+LOOKUP_MIN_NGRAM = 2  # ... and the shortest
+
+
+class _CountingLookup:
+    """LlamaPromptLookupDecoding's search (llama_cpp.llama_speculative) for n-grams of
+    LOOKUP_MIN_NGRAM tokens or more; counts the tokens it proposed and those accepted."""
+
+    def __init__(self, num_pred_tokens: int, max_ngram_size: int = LOOKUP_NGRAM,
+                 min_ngram_size: int = LOOKUP_MIN_NGRAM) -> None:
+        self.num_pred_tokens = num_pred_tokens
+        self.max_ngram_size = max_ngram_size
+        self.min_ngram_size = min_ngram_size
+        self.drafted = 0
+        self.accepted = 0
+        self._pending: Any = None  # (position, proposed tokens) of the last draft
+
+    def reset(self) -> None:
+        self.drafted = self.accepted = 0
+        self._pending = None
+
+    def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
+        import numpy as np
+
+        if self._pending is not None:
+            position, proposed = self._pending
+            actual = input_ids[position : position + len(proposed)]
+            same = 0
+            for a, b in zip(proposed, actual, strict=False):
+                if a != b:
+                    break
+                same += 1
+            self.accepted += same
+            self._pending = None
+        proposed = np.array([], dtype=np.intc)
+        for size in range(self.max_ngram_size, self.min_ngram_size - 1, -1):
+            # LlamaPromptLookupDecoding.find_candidate_pred_tokens for this one size: the
+            # first earlier occurrence of the last ``size`` tokens, and what followed it.
+            if len(input_ids) <= size:
+                continue
+            tail = input_ids[-size:]
+            windows = np.lib.stride_tricks.sliding_window_view(input_ids[:-1], (size,))
+            hits = np.nonzero(np.all(windows == tail, axis=1))[0]
+            if len(hits):
+                start = int(hits[0]) + size
+                proposed = np.asarray(input_ids[start : min(start + self.num_pred_tokens, len(input_ids))],
+                                      dtype=np.intc)
+                if len(proposed):
+                    break
+        if len(proposed):
+            self.drafted += len(proposed)
+            self._pending = (len(input_ids), proposed)
+        return proposed
+
+
 # Prompt tokens evaluated between two cancellation checks: ~2.5 s on 1 thread with the 1.5B
 # model. Steps of 64 made its prompt 6% slower than llama.cpp's own 512 (19.3 vs 18.2 s for
 # 900 tokens); 128 cost nothing measurable (18.2 s).
@@ -112,7 +231,7 @@ def _captured_stderr() -> Iterator[Callable[[], list[str]]]:
 
 class LlamaGenerator:
     def __init__(self, model_path: Path | str, *, context_tokens: int = 4096, threads: int | None = None,
-                 seed: int = 42) -> None:
+                 seed: int = 42, prompt_lookup: int = 0) -> None:
         path = Path(model_path)
         if not path.is_file():
             raise KnownError(f"The answer model {path} does not exist.",
@@ -132,10 +251,16 @@ class LlamaGenerator:
             raise KnownError("llama-cpp-python is not installed.", "Run `make run` to set Folio up.") from exc
         self.path = path
         self.threads = threads or max(1, (os.cpu_count() or 2) - 1)
+        # prompt_lookup > 0: draft that many tokens a step by prompt lookup (LOOKUP_TOKENS).
+        self._draft = _CountingLookup(prompt_lookup) if prompt_lookup > 0 else None
+        self.speed = SpeedMeter()
         try:
             self._llm = Llama(
                 model_path=str(path), n_ctx=context_tokens, n_threads=self.threads,
-                n_threads_batch=self.threads, seed=seed, verbose=False,
+                n_threads_batch=self.threads, seed=seed, verbose=False, draft_model=self._draft,
+                # A draft's tokens are checked from their logits: one row per context position
+                # (allocated lazily; only the rows of the answer are written, see _prefill).
+                logits_all=self._draft is not None,
                 # Read, not mapped: llama.cpp repacks the weights for the CPU, and with mmap
                 # the file's pages stayed resident beside the repacked copy (1.5B model:
                 # 1,904 MiB resident mapped, 1,313 MiB read; same tokens/s, bench/rss.py).
@@ -201,6 +326,8 @@ class LlamaGenerator:
             self.check_grammar(grammar)
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
         started = time.perf_counter()
+        if self._draft is not None:
+            self._draft.reset()
         if not self._prefill(tokens, should_cancel):
             self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started,
                                               self._cached)
@@ -257,6 +384,10 @@ class LlamaGenerator:
         self._cached = keep
         if self.abort_hook is not None:
             self.abort_hook(True)
+        # With a draft model llama-cpp-python asks logits of every token (to check a draft's
+        # tokens in one step); the prompt needs only its last token's, which generate() reads.
+        logits_all = getattr(llm, "_logits_all", False)
+        llm._logits_all = False
         try:
             for start in range(keep, len(tokens) - 1, PREFILL_STEP):
                 if should_cancel():
@@ -271,6 +402,7 @@ class LlamaGenerator:
                     raise KnownError(f"The model failed to read the prompt ({exc}).",
                                      "Try the small model or another GGUF.") from exc
         finally:
+            llm._logits_all = logits_all
             if self.abort_hook is not None:
                 self.abort_hook(False)
         return not should_cancel()
@@ -317,5 +449,8 @@ class LlamaGenerator:
             close = getattr(iterator, "close", None)
             if close is not None:
                 close()
+            draft = self._draft
             self.last_stats = GenerationStats(prompt_tokens, produced, first_at - started,
-                                              time.perf_counter() - started, self._cached)
+                                              time.perf_counter() - started, self._cached,
+                                              draft.drafted if draft else 0, draft.accepted if draft else 0)
+            self.speed.add(self.last_stats)

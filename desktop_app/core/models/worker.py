@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models.generate import GenerationStats, render_chat_template
+from desktop_app.core.models.generate import GenerationStats, SpeedMeter, render_chat_template
 from desktop_app.core.stages import Message
 
 logger = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class _Abort:
 
 
 def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: int,
-                 threads: int | None, seed: int) -> None:
+                 threads: int | None, seed: int, prompt_lookup: int = 0) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     from desktop_app.core.models.generate import LlamaGenerator
 
@@ -105,7 +105,8 @@ def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: i
         os.kill(os.getpid(), signal.Signals[fault])
 
     try:
-        generator = LlamaGenerator(path, context_tokens=context_tokens, threads=threads, seed=seed)
+        generator = LlamaGenerator(path, context_tokens=context_tokens, threads=threads, seed=seed,
+                                   prompt_lookup=prompt_lookup)
     except KnownError as exc:
         connection.send(("error", exc.message, exc.hint))
         return
@@ -184,9 +185,10 @@ class WorkerGenerator:
 
     def __init__(self, model_path: Path | str, *, context_tokens: int = 4096,
                  threads: int | None = None, seed: int = 42,
-                 load_timeout_s: float = _LOAD_TIMEOUT_S) -> None:
+                 load_timeout_s: float = _LOAD_TIMEOUT_S, prompt_lookup: int = 0) -> None:
         self.path = Path(model_path)
-        self._options = (context_tokens, threads, seed)
+        self._options = (context_tokens, threads, seed, prompt_lookup)
+        self.speed = SpeedMeter()  # this machine's prompt and decode tokens/s, answer by answer
         self._load_timeout_s = load_timeout_s
         self._context = multiprocessing.get_context("spawn")
         self._flag: Any = self._context.Value(ctypes.c_int, 0, lock=False)
@@ -211,10 +213,11 @@ class WorkerGenerator:
 
     def _start(self) -> None:
         parent, child = self._context.Pipe(duplex=True)
-        context_tokens, threads, seed = self._options
+        context_tokens, threads, seed, prompt_lookup = self._options
         self._flag.value = 0
         process = self._context.Process(
-            target=_worker_main, args=(child, self._flag, str(self.path), context_tokens, threads, seed),
+            target=_worker_main,
+            args=(child, self._flag, str(self.path), context_tokens, threads, seed, prompt_lookup),
             name="folio-llm", daemon=True,
         )
         process.start()
@@ -417,6 +420,8 @@ class WorkerGenerator:
 
     def _set_stats(self, stats: dict[str, Any] | None) -> None:
         self.last_stats = GenerationStats(**stats) if stats else None
+        if self.last_stats is not None:
+            self.speed.add(self.last_stats)
 
 
 def _raise(error: BaseException) -> Iterator[str]:

@@ -1,0 +1,179 @@
+"""Evidence, not chunks: each retrieved passage cut to the sentences that bear on the
+question before the prompt is built. Qt-free, no asyncio, pure.
+
+A passage is split into units with core/text/sentences.py (sentences; a table row with
+two numeric columns is a unit of its own). Each unit is scored by the question's terms it
+holds, weighted by how rare each term is among the units of this request (a word every
+passage repeats, like the company's name, counts little). Each passage's best unit is
+taken first (best first), then the other units by score, each with one unit of context
+either side, until ``budget_tokens`` are spent; every
+passage keeps its units in its own order. What is kept is a set of exact character spans
+of ``passage.text`` (``Passage.read``), so a citation highlights exactly what the model
+read and the viewer can draw the whole chunk faintly around it.
+
+A passage that adds nothing new is dropped: one whose kept words are already in an
+earlier passage's evidence (a near-duplicate, or a second chunk of the same page repeating
+the first), and one in which no unit holds a term of the question while others do.
+
+The budget (:data:`EVIDENCE_TOKENS`) was chosen with ``bench/evidence.py`` on the tuning
+half of the corpus questions: the smallest budget whose evidence still holds the gold
+answer as often as the whole chunks the old prompt carried.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from desktop_app.core.text import words as termlib
+from desktop_app.core.text.sentences import split_sentences
+from desktop_app.core.types import Passage, Span
+
+# Tokens of evidence over all passages of one prompt (bench/evidence.py, tuning half).
+EVIDENCE_TOKENS = 240
+CONTEXT_UNITS = 1  # units of context kept either side of a unit that bears on the question
+SEPARATOR = " … "  # between two pieces of one passage that are not adjacent
+DUPLICATE_CONTAINMENT = 0.8  # share of a passage's kept words already given: nothing new
+MAX_UNIT_CHARS = 320  # a longer "sentence" (a run-on table, a list) is cut into pieces
+
+
+@dataclass(frozen=True)
+class _Unit:
+    passage: int  # index into the passages
+    index: int  # position within its passage
+    start: int
+    end: int
+    terms: frozenset[str]
+
+
+def approx_tokens(text: str) -> int:
+    """A tokenizer-free estimate: ~4 characters a token for Latin text, ~1 a CJK character."""
+    cjk = sum(1 for ch in text if termlib.is_cjk_char(ch))
+    return max(1, math.ceil(cjk * 0.9 + (len(text) - cjk) / 3.6))
+
+
+def _units(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for sentence in split_sentences(text, table_rows=True):
+        start, end = sentence.start, sentence.end
+        while end - start > MAX_UNIT_CHARS:  # cut at a space near the limit
+            cut = text.rfind(" ", start + MAX_UNIT_CHARS // 2, start + MAX_UNIT_CHARS)
+            cut = cut if cut > start else start + MAX_UNIT_CHARS
+            spans.append((start, cut))
+            start = cut + 1 if text[cut : cut + 1] == " " else cut
+        if end > start:
+            spans.append((start, end))
+    return spans
+
+
+def evidence_text(passage: Passage) -> str:
+    """What the model reads of ``passage``: its ``read`` spans joined by ``…`` where a gap
+    lies between them (the whole text when it has none)."""
+    if not passage.read:
+        return passage.text
+    parts: list[str] = []
+    previous_end = -1
+    for start, end in passage.read:
+        piece = passage.text[start:end]
+        if parts and previous_end < start and passage.text[previous_end:start].strip():
+            parts.append(SEPARATOR)
+        elif parts:
+            parts.append(" ")
+        parts.append(piece)
+        previous_end = end
+    head = "… " if passage.read[0][0] > 0 and passage.text[: passage.read[0][0]].strip() else ""
+    tail = " …" if passage.text[passage.read[-1][1] :].strip() else ""
+    return head + "".join(parts) + tail
+
+
+def _merge(spans: Sequence[tuple[int, int]], text: str) -> tuple[Span, ...]:
+    """Sorted spans, two that only whitespace separates made one."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and not text[merged[-1][1] : start].strip():
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
+
+
+def select(
+    question: str,
+    passages: Sequence[Passage],
+    *,
+    budget_tokens: int = EVIDENCE_TOKENS,
+    count_tokens: Callable[[str], int] = approx_tokens,
+    context_units: int = CONTEXT_UNITS,
+) -> list[Passage]:
+    """The passages worth reading, in their order, each with ``read`` set to the spans of
+    its text that bear on ``question`` (plus context), under ``budget_tokens`` in all.
+
+    The best unit of the best passage is always kept, whatever it costs. A budget of 0 or
+    less keeps every passage whole (the old path)."""
+    if budget_tokens <= 0 or not passages:
+        return list(passages)
+    wanted = set(termlib.tokenize(question))
+    units: list[list[_Unit]] = []
+    for p_index, passage in enumerate(passages):
+        units.append([
+            _Unit(p_index, u_index, start, end, frozenset(termlib.tokenize(passage.text[start:end])))
+            for u_index, (start, end) in enumerate(_units(passage.text))
+        ])
+    every = [u for row in units for u in row]
+    if not every:
+        return []
+    # A question term's weight: rarer among this request's units, heavier.
+    df = {t: sum(1 for u in every if t in u.terms) for t in wanted}
+    weight = {t: math.log(1.0 + len(every) / df[t]) for t in wanted if df[t]}
+
+    def score(unit: _Unit) -> float:
+        return sum(weight.get(t, 0.0) for t in unit.terms & wanted)
+
+    scored = sorted(((score(u), u) for u in every), key=lambda su: (-su[0], su[1].passage, su[1].index))
+    any_match = scored[0][0] > 0
+    costs: dict[tuple[int, int], int] = {}
+
+    def cost(unit: _Unit) -> int:
+        key = (unit.passage, unit.index)
+        if key not in costs:
+            costs[key] = count_tokens(passages[unit.passage].text[unit.start : unit.end])
+        return costs[key]
+
+    # Every passage's best unit first (best passage first), then their context, then the
+    # other units by score with theirs: a passage further down the list often holds the
+    # answer in one sentence, and a budget spent on the first passages' context hid it.
+    matched = [u for s, u in scored if s > 0]
+    firsts: dict[int, _Unit] = {}
+    for unit in matched:
+        firsts.setdefault(unit.passage, unit)
+    order = [(u, 0) for u in firsts.values()] + [(u, context_units) for u in firsts.values()]
+    order += [(u, context_units) for u in matched if firsts[u.passage] is not u]
+    if not any_match:
+        order = [(units[0][0], 0)]
+    kept: dict[int, set[int]] = {}
+    spent = 0
+    for unit, around in order:
+        row = units[unit.passage]
+        have = kept.setdefault(unit.passage, set())
+        for i in [unit.index] + [j for d in range(1, around + 1) for j in (unit.index - d, unit.index + d)]:
+            if unit.index not in have and i != unit.index:
+                break  # no context for a unit that did not fit
+            if 0 <= i < len(row) and i not in have and (not spent or spent + cost(row[i]) <= budget_tokens):
+                have.add(i)
+                spent += cost(row[i])
+    out: list[Passage] = []
+    given: set[str] = set()
+    for p_index, passage in enumerate(passages):
+        chosen = sorted(kept.get(p_index, ()))
+        if not chosen:
+            continue
+        row = units[p_index]
+        words = set().union(*(row[i].terms for i in chosen))
+        if out and words and len(words & given) >= DUPLICATE_CONTAINMENT * len(words):
+            continue  # adds nothing new
+        given |= words
+        spans = _merge([(row[i].start, row[i].end) for i in chosen], passage.text)
+        out.append(dataclasses.replace(passage, read=spans))
+    return out
