@@ -40,8 +40,16 @@ SYSTEM = (
     "not state it or says something else."
 )
 GRAMMAR = 'root ::= ("yes" | "partial" | "no")\n'
-ANSWERS = {"yes": Verdict.SUPPORTED, "partial": Verdict.PARTIAL, "no": Verdict.UNSUPPORTED}
-JUDGED = (Verdict.PARTIAL, Verdict.UNSUPPORTED)
+ANSWERS = ("yes", "partial", "no")
+# What the judge's answer makes of the rule scorer's verdict; a pair not listed keeps it.
+# Chosen on the tuning half of bench/data/verdict_pairs.jsonl (bench/verdicts.py).
+POLICY: dict[tuple[Verdict, str], Verdict] = {
+    (Verdict.PARTIAL, "yes"): Verdict.SUPPORTED,
+    (Verdict.PARTIAL, "no"): Verdict.UNSUPPORTED,
+    (Verdict.UNSUPPORTED, "yes"): Verdict.SUPPORTED,
+    (Verdict.UNSUPPORTED, "partial"): Verdict.PARTIAL,
+}
+JUDGED = tuple(dict.fromkeys(v for v, _ in POLICY))  # the verdicts worth a question
 # At most this many model calls per answer, and no new call after BUDGET_S seconds (see
 # bench/verdicts.py judge: seconds per pair with the default model on 2 cores).
 MAX_JUDGED = 4
@@ -172,7 +180,8 @@ class Judge:
         updated: list[ClaimVerdict] = []
         asked = 0
         started = self.clock()
-        for verdict in verdicts:
+        # the unsure sentences first, the green ones (a veto) after them
+        for verdict in sorted(verdicts, key=lambda v: v.verdict is Verdict.SUPPORTED):
             if asked >= self.max_judged or self.should_cancel():
                 break
             if self.clock() - started >= self.budget_s:
@@ -194,8 +203,10 @@ class Judge:
                 break
             if answer is None:
                 continue
-            updated.append(_apply(verdict, target, answer))
-        return updated
+            update = _apply(verdict, target, answer)
+            if update is not None:
+                updated.append(update)
+        return sorted(updated, key=lambda v: v.sentence_span)
 
 
 def _target(verdict: ClaimVerdict, passages: Mapping[str, JudgedPassage]) -> str | None:
@@ -208,13 +219,22 @@ def _target(verdict: ClaimVerdict, passages: Mapping[str, JudgedPassage]) -> str
     return verdict.support_id if verdict.support_id in valid else valid[0]
 
 
-def _apply(verdict: ClaimVerdict, target: str, answer: str) -> ClaimVerdict:
+def decide(rule: Verdict, answer: str | None) -> Verdict:
+    """The verdict after the judge answered ``answer`` about a sentence the rules rated
+    ``rule`` (:data:`POLICY`)."""
+    return POLICY.get((rule, answer or ""), rule)
+
+
+def _apply(verdict: ClaimVerdict, target: str, answer: str) -> ClaimVerdict | None:
     rule = f"rule scorer: {verdict.verdict} ({verdict.reason})"
-    if answer == "partial":
+    new = decide(verdict.verdict, answer)
+    if new is verdict.verdict:
+        return None
+    if new is Verdict.PARTIAL:
+        says = "supports part of it" if answer == "partial" else "does not support all of it"
         return replace(verdict, verdict=Verdict.PARTIAL,
-                       reason=f"[{target}]: the judge (local model) says the passage supports"
-                              f" part of it; {rule}")
-    if answer == "yes":
+                       reason=f"[{target}]: the judge (local model) says the passage {says}; {rule}")
+    if new is Verdict.SUPPORTED:
         # The cited passage holds: no suggestion needed; the rule scorer's support spans
         # are kept only if they index this passage.
         support = verdict.support if verdict.support_id == target else ()

@@ -105,6 +105,8 @@ _ANTONYMS = [
         ("network byte order|big-endian", "little-endian"), ("english", "french|german|chinese"),
         ("client", "server"), ("encrypted", "unencrypted|plain"),
         ("最高", "最低"), ("增加|增长|上升|提高", "减少|下降|降低"), ("以上", "以下"), ("之前|以前", "之后|以后"),
+        ("二次", "三次"), ("快", "慢"), ("有损", "无损"), ("难以|更难|困难", "易于|容易"),
+        (r"bits?", r"bytes?"),
         ("允许", "禁止"), ("包括", "不包括"), ("已经|已", "未经|尚未|未"), ("一致|相符", "不一致|不符"), ("大于|高于|多于", "小于|低于|少于"), ("首", "末"),
     )
     for a, b in (pair, pair[::-1])
@@ -138,7 +140,8 @@ _CONDITION = re.compile(
 _CONDITION_END = re.compile(r"\bthen\b|[,，;；:：]|那么|则|就")
 _ATTRIBUTION = re.compile(
     r"\b(?:saying|claim(?:ed|ing|s)?|argu(?:ed|ing|es)|alleg(?:ed|ing|es)|contend(?:ed|ing|s)?"
-    r"|assert(?:ed|ing|s)?|believ(?:ed|ing|es))\s+that\b|声称|宣称|认为|主张|指控",
+    r"|assert(?:ed|ing|s)?|believ(?:ed|ing|es))\s+that\b|声称|宣称|认为|主张|指控"
+    r"|\b(?:expects?|expected|anticipates?|forecasts?|plans?|intends?)\b|预计|预期|计划",
     re.IGNORECASE,
 )
 

@@ -246,6 +246,11 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
         reason = f"the passage does not state {', '.join(missing)} (numbers there: {stated[:80]})"
         score = min(score, NUMBER_MISMATCH_CAP)
         return ClaimScore(Verdict.UNSUPPORTED, score, support, reason, coverage, cosine)
+    moved = _number_elsewhere(units, claim_numbers, p.texts)
+    if moved is not None:
+        reason = f"the passage states it with another number; the passage says: {moved}"
+        return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
+                          coverage, cosine, quote=moved)
     paired = _paired_otherwise(claim_numbers, p.texts)
     if paired is not None:
         reason = f"the passage pairs the claim's numbers otherwise; the passage says: {paired}"
@@ -275,9 +280,9 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
                           coverage, cosine)
     unmatched = _unmatched(units, covered, p.all_units)
     if verdict is not Verdict.UNSUPPORTED and picks:
-        other = _other_name(claim, p.all_units, p.texts[picks[0]])
-        if other is not None:
-            reason = f"the passage names {other[1]}, not {other[0]}"
+        named = _other_name(claim, p.all_units, p.texts[picks[0]])
+        if named is not None:
+            reason = f"the passage names {named[1]}, not {named[0]}"
             return ClaimScore(Verdict.UNSUPPORTED, min(score, PARTIAL_MIN - 0.01), support, reason,
                               coverage, cosine, quote=" ".join(p.texts[picks[0]].split()))
     if verdict is Verdict.SUPPORTED and unmatched > MAX_UNMATCHED and "same words" not in reason:
@@ -387,6 +392,29 @@ def _other_name(claim: str, passage: frozenset[str], best: str) -> tuple[str, st
         return None
     theirs = [n for n in _names(best) if n.lower() not in low]
     return (missing[0], theirs[0]) if theirs else None
+
+
+def _number_elsewhere(units: Mapping[str, float], numbers: Sequence[Number],
+                      texts: Sequence[str]) -> str | None:
+    """The passage sentence that states the claim with another number of the same kind,
+    when the claim's number is stated only about something else ("OpenType in 1994": 1994
+    is TrueType GX's year; OpenType's is 1996)."""
+    words = {u: w for u, w in units.items() if not u.startswith("#")}
+    total = sum(words.values())
+    if not total or not numbers:
+        return None
+    shares = [sum(w for u, w in words.items() if u in _units(t)) / total for t in texts]
+    for number in numbers:
+        stating = [i for i, t in enumerate(texts) if any(m.values & number.values for m in numbers_in(t))]
+        if not stating or max(shares[i] for i in stating) >= 0.4:
+            continue
+        best = max(range(len(texts)), key=shares.__getitem__)
+        kind = "year" if _is_year(number) else number.unit
+        others = [m for m in numbers_in(texts[best]) if not m.values & number.values
+                  and ("year" if _is_year(m) else m.unit) == kind]
+        if shares[best] >= 0.7 and others:
+            return " ".join(texts[best].split())
+    return None
 
 
 def _is_year(number: Number) -> bool:

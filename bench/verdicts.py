@@ -1,0 +1,233 @@
+"""Verdicts against labels: does Folio's per-sentence verdict say what a reader of the
+cited passage says?
+
+``bench/data/verdict_pairs.jsonl`` holds (sentence, passage) pairs, one JSON object a line:
+``{"id", "question_id", "lang", "sentence", "passage", "label", "origin", "note"}``.
+``label`` is what a person decided reading the passage: ``supported`` (it states all of
+the sentence), ``partial`` (some of it, nothing against it), ``unsupported`` (it does not
+state it) or ``contradicted`` (it states otherwise). ``origin`` is ``small`` or ``default``
+for a sentence of a real answer of that model (``folio ask`` over ../shared/corpus and
+../shared/qa; the passage is the one it cites, or for an uncited sentence the source Folio
+matched it to), ``edited`` for a real answer sentence changed by hand the way answers go
+wrong (a number or unit, SHOULD vs SHOULD NOT, 不得 vs 应, MUST vs MAY, client vs proxy, a
+condition stated as a fact, a paraphrase), and ``issue`` for the sentences of issue 14.
+
+Split: a pair is ``tuning`` when the last byte of the sha256 of its ``question_id`` is
+even, ``held-out`` when odd (all pairs of one question fall on one side); the issue's own
+sentences and the edits of them (question ids ``issue-*``) are always ``tuning``: the
+rules were written looking at them. Rules and thresholds are chosen on the tuning half;
+the held-out half is the one quoted.
+
+    .venv/bin/python bench/verdicts.py rules            # the rule scorer on both halves
+    .venv/bin/python bench/verdicts.py judge --model default --split held-out \\
+        --cache /tmp/judge_default.json                 # the local model as the judge
+    .venv/bin/python bench/verdicts.py rules --judged /tmp/judge_default.json
+        # rules, then the judge on the sentences the rules are unsure of (as Folio does)
+
+Printed per half: n and n per language, the confusion matrix (rows: label, columns:
+verdict), precision and recall per verdict, and the two acceptance figures: of sentences
+marked supported, the share truly supported; of false ones (labelled unsupported or
+contradicted), the share marked unsupported or contradicted. ``judge`` prints its
+accuracy against the labels and the median seconds per pair (medians of the pairs it
+asked; run it alone, the machine has 2 cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from desktop_app.core.answer import judge as judging  # noqa: E402
+from desktop_app.core.answer.verify import score_claim  # noqa: E402
+from desktop_app.core.types import ClaimVerdict, Verdict  # noqa: E402
+
+PAIRS = Path(__file__).resolve().parent / "data" / "verdict_pairs.jsonl"
+LABELS = ("supported", "partial", "unsupported", "contradicted")
+FALSE = ("unsupported", "contradicted")
+
+
+def load(path: Path = PAIRS) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        assert row["label"] in LABELS, row
+    return rows
+
+
+def half(question_id: str) -> str:
+    if question_id.startswith("issue-"):
+        return "tuning"
+    digest = hashlib.sha256(question_id.encode("utf-8")).digest()
+    return "tuning" if digest[-1] % 2 == 0 else "held-out"
+
+
+def rule_verdict(row: dict[str, Any]) -> ClaimVerdict:
+    score = score_claim(row["sentence"], row["passage"])
+    return ClaimVerdict((0, len(row["sentence"])), score.verdict, ("1",), score.score,
+                        support=score.support, reason=score.reason, support_id="1",
+                        quote=score.quote)
+
+
+def judged_verdict(row: dict[str, Any], rule: ClaimVerdict, answers: dict[str, str]) -> str:
+    """The verdict after the judge, as ``Judge.review`` would change it (only sentences
+    the judge is asked about; the answer taken from the cache file)."""
+    if rule.verdict not in judging.JUDGED or rule.quote:
+        return str(rule.verdict)
+    if judging.missing_numbers(judging.numbers_in(row["sentence"]), judging.numbers_in(row["passage"])):
+        return str(rule.verdict)
+    return str(judging.decide(rule.verdict, answers.get(row["id"])))
+
+
+def _unsure(row: dict[str, Any], rule: ClaimVerdict) -> bool:
+    return rule.verdict is not Verdict.SUPPORTED and any(
+        judged_verdict(row, rule, {row["id"]: a}) != str(rule.verdict) for a in judging.ANSWERS)
+
+
+def report(title: str, rows: list[dict[str, Any]], got: list[str]) -> dict[str, float]:
+    n = len(rows)
+    print(f"\n== {title}: n={n} (" + ", ".join(
+        f"{lang} {c}" for lang, c in sorted(Counter(r["lang"] for r in rows).items())) + "; "
+        + ", ".join(f"{o} {c}" for o, c in sorted(Counter(r["origin"] for r in rows).items())) + ")")
+    columns = list(LABELS)
+    head = "label / verdict"
+    print(f"{head:>16} | " + " ".join(f"{c[:8]:>8}" for c in columns))
+    for label in LABELS:
+        cells = [sum(1 for r, g in zip(rows, got, strict=True) if r["label"] == label and g == c)
+                 for c in columns]
+        print(f"{label:>16} | " + " ".join(f"{x:>8}" for x in cells))
+    print(f"{'verdict':>16} | precision     recall")
+    for v in LABELS:
+        marked = [r for r, g in zip(rows, got, strict=True) if g == v]
+        truly = [g for r, g in zip(rows, got, strict=True) if r["label"] == v]
+        p = sum(r["label"] == v for r in marked)
+        rc = sum(g == v for g in truly)
+        print(f"{v:>16} | {_pct(p, len(marked)):>14} {_pct(rc, len(truly)):>14}")
+    figures = _acceptance(rows, got)
+    for lang in sorted({r["lang"] for r in rows}):
+        sub = [(r, g) for r, g in zip(rows, got, strict=True) if r["lang"] == lang]
+        f = _acceptance([r for r, _ in sub], [g for _, g in sub])
+        print(f"  {lang}: marked supported truly supported {f['supported_text']};"
+              f" false marked unsupported/contradicted {f['false_text']}")
+    print(f"  all: marked supported truly supported {figures['supported_text']};"
+          f" false marked unsupported/contradicted {figures['false_text']};"
+          f" true marked supported {figures['true_text']}")
+    return figures
+
+
+def _acceptance(rows: list[dict[str, Any]], got: list[str]) -> dict[str, Any]:
+    marked = [r for r, g in zip(rows, got, strict=True) if g == "supported"]
+    false = [g for r, g in zip(rows, got, strict=True) if r["label"] in FALSE]
+    true = [g for r, g in zip(rows, got, strict=True) if r["label"] == "supported"]
+    good = sum(r["label"] == "supported" for r in marked)
+    caught = sum(g in FALSE for g in false)
+    found = sum(g == "supported" for g in true)
+    return {
+        "supported_precision": good / len(marked) if marked else 1.0,
+        "false_recall": caught / len(false) if false else 1.0,
+        "supported_text": _pct(good, len(marked)),
+        "false_text": _pct(caught, len(false)),
+        "true_text": _pct(found, len(true)),
+    }
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}% ({part}/{whole})" if whole else "– (0/0)"
+
+
+def rules(args: argparse.Namespace) -> None:
+    rows = load(args.pairs)
+    answers: dict[str, str] = {}
+    for path in args.judged:
+        answers.update(json.loads(Path(path).read_text(encoding="utf-8"))["answers"])
+    for name in ("tuning", "held-out"):
+        part = [r for r in rows if half(r["question_id"]) == name]
+        verdicts = [rule_verdict(r) for r in part]
+        got = [str(v.verdict) for v in verdicts]
+        report(f"{name}, rules", part, got)
+        if answers:
+            report(f"{name}, rules + judge", part,
+                   [judged_verdict(r, v, answers) for r, v in zip(part, verdicts, strict=True)])
+        if args.show_wrong:
+            for r, v in zip(part, verdicts, strict=True):
+                if str(v.verdict) != r["label"]:
+                    print(f"  [{r['id']}] {r['label']} -> {v.verdict}: {r['sentence'][:110]}"
+                          f"\n        {v.reason[:160]}")
+
+
+def judge_run(args: argparse.Namespace) -> None:
+    from desktop_app.core.models import catalog as models
+    from desktop_app.core.models.generate import LlamaGenerator
+
+    rows = [r for r in load(args.pairs) if args.split == "all" or half(r["question_id"]) == args.split]
+    # the pairs the rules are unsure of (the ones Folio asks the judge about) first
+    rows.sort(key=lambda r: not _unsure(r, rule_verdict(r)))
+    if args.only_asked:  # those, and the ones the rules call supported (a veto)
+        rows = [r for r in rows if _unsure(r, rule_verdict(r)) or rule_verdict(r).verdict is Verdict.SUPPORTED]
+    if args.limit:
+        rows = rows[: args.limit]
+    cache_path = Path(args.cache)
+    saved = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.is_file() else {}
+    answers: dict[str, str] = saved.get("answers", {})
+    seconds: dict[str, float] = saved.get("seconds", {})
+    generator = LlamaGenerator(models.resolve_answer_model(args.model), threads=args.threads)
+    judge = judging.Judge(generator, max_judged=1, budget_s=1e9)
+    for n, row in enumerate(rows):
+        if row["id"] in answers:
+            continue
+        started = time.perf_counter()
+        focus = score_claim(row["sentence"], row["passage"]).support
+        answer = judge.supports(row["sentence"], judging.JudgedPassage(row["id"], row["passage"]), focus)
+        seconds[row["id"]] = time.perf_counter() - started
+        answers[row["id"]] = answer or ""
+        print(f"{n + 1}/{len(rows)} {row['id']} {row['label']:>12} -> {answer} "
+              f"{seconds[row['id']]:.1f}s", flush=True)
+        cache_path.write_text(json.dumps({"model": args.model, "model_id": generator.model_id,
+                                          "answers": answers, "seconds": seconds}, indent=1))
+    asked = [r for r in rows if r["id"] in answers]
+    expect = {"supported": "yes", "partial": "partial", "unsupported": "no", "contradicted": "no"}
+    right = sum(answers[r["id"]] == expect[r["label"]] for r in asked)
+    binary = sum((answers[r["id"]] == "yes") == (r["label"] == "supported") for r in asked)
+    print(f"\njudge {args.model} ({generator.model_id}) on {args.split}: n={len(asked)}")
+    print(f"  accuracy (yes/partial/no vs label): {_pct(right, len(asked))}")
+    print(f"  accuracy (yes vs not supported): {_pct(binary, len(asked))}")
+    yes = [r for r in asked if answers[r["id"]] == "yes"]
+    print(f"  of its yes, truly supported: {_pct(sum(r['label'] == 'supported' for r in yes), len(yes))}")
+    times = [seconds[r["id"]] for r in asked if r["id"] in seconds]
+    if times:
+        print(f"  seconds per pair: median {statistics.median(times):.2f}, "
+              f"p90 {sorted(times)[int(0.9 * (len(times) - 1))]:.2f} (threads={args.threads})")
+    for lang in sorted({r["lang"] for r in asked}):
+        sub = [r for r in asked if r["lang"] == lang]
+        print(f"  {lang}: {_pct(sum(answers[r['id']] == expect[r['label']] for r in sub), len(sub))}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("rules", help="the rule scorer (and, with --judged, the judge) vs labels")
+    p.add_argument("--pairs", type=Path, default=PAIRS)
+    p.add_argument("--judged", action="append", default=[], help="a judge --cache file")
+    p.add_argument("--show-wrong", action="store_true")
+    p = sub.add_parser("judge", help="ask the local model about each pair")
+    p.add_argument("--pairs", type=Path, default=PAIRS)
+    p.add_argument("--model", default="default")
+    p.add_argument("--split", default="held-out", choices=("tuning", "held-out", "all"))
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--only-asked", action="store_true",
+                   help="only the pairs the rules are unsure of or call supported")
+    p.add_argument("--cache", required=True, help="JSON file of answers; resumes from it")
+    args = parser.parse_args()
+    {"rules": rules, "judge": judge_run}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
