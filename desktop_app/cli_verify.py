@@ -3,6 +3,7 @@
     folio verify FILE [--db PATH] [--json]       an exported answer, or a Markdown/text draft
     folio verify --claims FILE.jsonl             {"sentence", "passages": [{"label", "text"}],
                                                  "ids"} per line -> one verdict line per line
+    [--judge/--no-judge] [--model default|small|PATH.gguf]   the answer model's second opinion
 
 ``FILE`` may be ``-`` (standard input). Exit status: 0 when the input was read (whatever
 the verdicts), 2 when it cannot be read or the library cannot be opened.
@@ -34,6 +35,10 @@ def add_parser(sub: Any) -> None:
                         " prints one JSON verdict per line (no library needed)")
     p.add_argument("--db", type=Path, default=None, help="library database (default: in the data dir)")
     p.add_argument("--json", action="store_true", help="one JSON event per line")
+    p.add_argument("--judge", action=argparse.BooleanOptionalAction, default=None,
+                   help="ask the answer model about the sentences the rules are unsure of"
+                        " (default: Settings, on; without the model installed, the rules alone)")
+    p.add_argument("--model", default=None, help="the judge's model: default | small | PATH.gguf")
 
 
 def _read(path: Path) -> str:
@@ -67,7 +72,7 @@ async def run(args: argparse.Namespace, make_kb: Any) -> int:
     kb = make_kb(args)
     counts: dict[str, int] = {}
     try:
-        async for event in kb.check_text(text, args.file.name):
+        async for event in kb.check_text(text, args.file.name, judge=args.judge):
             if args.json:
                 sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
                 continue
@@ -103,7 +108,7 @@ async def _claims(args: argparse.Namespace, make_kb: Any) -> int:
     lines = _read(args.claims).splitlines()
     kb = make_kb(args)
     try:
-        async for result in kb.check_claims(lines):
+        async for result in kb.check_claims(lines, judge=args.judge):
             sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     finally:

@@ -24,6 +24,7 @@ from desktop_app.core.answer.check_text import (
     check_claim,
     claim_result,
 )
+from desktop_app.core.answer.judge import Judge
 from desktop_app.core.library.store import Store
 from desktop_app.core.stages import Retriever
 
@@ -35,19 +36,24 @@ CheckEvent = TextToCheck | SentenceCheck | CheckFinished
 
 
 def check_text(text: str, name: str, retriever: Retriever, store: Store,
-               emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+               emit: Callable[[Any], None], cancelled: Callable[[], bool],
+               judge: Judge | None = None, judge_budget_s: float = 30.0) -> None:
     """Emit the text as read (:class:`TextToCheck`), a :class:`SentenceCheck` per sentence
-    as each is checked, then :class:`CheckFinished`."""
+    as each is checked, then :class:`CheckFinished`. With a ``judge`` (on the answer
+    model's thread), unsure sentences get its second opinion within ``judge_budget_s``."""
     document = read_text(text, name)
     emit(document)
-    checker = TextChecker(lambda query, k: retriever.search(query, k).passages, store.passage_by_chunk_id)
+    checker = TextChecker(lambda query, k: retriever.search(query, k).passages, store.passage_by_chunk_id,
+                          judge=judge, judge_budget_s=judge_budget_s)
     for event in checker.run(document, cancelled):
         emit(event)
 
 
-def check_claims(lines: Iterable[str], emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+def check_claims(lines: Iterable[str], emit: Callable[[Any], None], cancelled: Callable[[], bool],
+                 judge: Judge | None = None) -> None:
     """Emit one result dict per non-blank input line, in order: the verdict, score, reason
-    and quote, or ``{"line": n, "error": ...}`` for a line that cannot be read."""
+    and quote, or ``{"line": n, "error": ...}`` for a line that cannot be read. With a
+    ``judge``, a line the rules are unsure of gets its second opinion (``judge_asked``)."""
     for number, line in enumerate(lines, start=1):
         if cancelled():
             return
@@ -58,8 +64,11 @@ def check_claims(lines: Iterable[str], emit: Callable[[Any], None], cancelled: C
         except BadClaimLine as exc:
             emit({"line": number, "error": str(exc)})
             continue
+        asked = judge.model_calls + judge.cache_hits if judge is not None else 0
         try:
-            result = claim_result(claim, check_claim(claim))
+            result = claim_result(claim, check_claim(claim, judge))
+            if judge is not None:
+                result["judge_asked"] = judge.model_calls + judge.cache_hits > asked
         except Exception as exc:  # a bug: logged with its traceback, the batch goes on
             logger.exception("checking line %d failed", number)
             emit({"line": number, "error": f"could not be checked: {type(exc).__name__}: {exc}"})

@@ -298,28 +298,53 @@ class KnowledgeBase:
         async for event in self._stream(self._llm_pool, work):
             yield event
 
-    async def check_text(self, text: str, name: str = "") -> AsyncIterator[Any]:
+    async def check_text(self, text: str, name: str = "", judge: bool | None = None) -> AsyncIterator[Any]:
         """Check each sentence of ``text`` (an exported answer, Markdown or plain text)
         against the library: the text as read, then a verdict event per sentence with its
-        best supporting passage, then the totals (services/checking.py)."""
+        best supporting passage, then the totals (services/checking.py). ``judge`` (default:
+        Settings) asks the answer model about the sentences the rules are unsure of."""
         from desktop_app.services import checking
 
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
-            checking.check_text(text, name, self.retriever, self.store, emit, cancelled)
+        use_judge = self.settings.judge if judge is None else judge
 
-        async for event in self._stream(self._query_pool, work):
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            checking.check_text(text, name, self.retriever, self.store, emit, cancelled,
+                                self._judge(use_judge, judge is True, cancelled, self.store),
+                                self.settings.judge_budget_s)
+
+        # With the judge, on the answer model's one thread (retrieval runs there for ask too).
+        async for event in self._stream(self._llm_pool if use_judge else self._query_pool, work):
             yield event
 
-    async def check_claims(self, lines: Sequence[str]) -> AsyncIterator[dict[str, Any]]:
+    async def check_claims(self, lines: Sequence[str], judge: bool | None = None) -> AsyncIterator[dict[str, Any]]:
         """A verdict per ``--claims`` JSONL line (sentence, passages, cited ids), in order;
-        needs no library."""
+        needs no library. ``judge`` (default: Settings) as for an answer's sentences."""
         from desktop_app.services import checking
 
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
-            checking.check_claims(lines, emit, cancelled)
+        use_judge = self.settings.judge if judge is None else judge
 
-        async for result in self._stream(self._query_pool, work):
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            checking.check_claims(lines, emit, cancelled, self._judge(use_judge, judge is True, cancelled, None))
+
+        async for result in self._stream(self._llm_pool if use_judge else self._query_pool, work):
             yield result
+
+    def _judge(self, wanted: bool, required: bool, cancelled: Callable[[], bool], cache: Any) -> Any:
+        """The judge over the answer model (on the folio-llm thread), one question per
+        sentence; None when not wanted, or when the model is missing and it was not asked
+        for explicitly (the rules' verdicts stand; the log says why)."""
+        if not wanted:
+            return None
+        from desktop_app.core.answer.judge import Judge
+
+        try:
+            generator = self.generator()
+        except KnownError as exc:
+            if required:
+                raise
+            logger.warning("checking without the judge: %s", exc)
+            return None
+        return Judge(generator, cache, cancelled, max_judged=1, budget_s=self.settings.judge_budget_s)
 
     async def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:
         """Raw streamed completion from the answer model (no retrieval, no citations)."""

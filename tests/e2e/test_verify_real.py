@@ -34,7 +34,8 @@ def folio(args: list[str], env: dict[str, str], timeout: float = 600) -> subproc
 
 
 @pytest.fixture(scope="module")
-def library(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path, embedder_dir: Path) -> tuple[Path, dict[str, str]]:
+def library(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path, embedder_dir: Path,
+            small_model_path: Path) -> tuple[Path, dict[str, str]]:
     root = tmp_path_factory.mktemp("verify-real")
     folder = root / "docs"
     folder.mkdir()
@@ -52,7 +53,7 @@ def test_a_draft_gets_pages_quotes_and_verdicts(library: tuple[Path, dict[str, s
     root, env = library
     draft = root / "draft.md"
     draft.write_text(DRAFT, encoding="utf-8")
-    done = folio(["verify", str(draft), "--json"], env)
+    done = folio(["verify", str(draft), "--json", "--no-judge"], env)
     assert done.returncode == 0, done.stderr
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["event"] == "check_started" and events[-1]["event"] == "check_finished"
@@ -67,7 +68,7 @@ def test_a_draft_gets_pages_quotes_and_verdicts(library: tuple[Path, dict[str, s
     assert firefox["page"] == 1 and "extension for Firefox" in firefox["quote"]
     assert penguins["verdict"] != "supported"
 
-    human = folio(["verify", str(draft)], env)
+    human = folio(["verify", str(draft), "--no-judge"], env)
     assert human.returncode == 0, human.stderr
     lines = human.stdout.splitlines()
     assert lines[2].split()[:5] == ["2", "supported", "en_paper_dpr_multicolumn.pdf", "p.", "4"]
@@ -92,7 +93,7 @@ def test_a_claims_batch_round_trips(library: tuple[Path, dict[str, str]]) -> Non
     ]
     batch = root / "claims.jsonl"
     batch.write_text("\n".join(c if isinstance(c, str) else json.dumps(c) for c in claims) + "\n", encoding="utf-8")
-    done = folio(["verify", "--claims", str(batch)], env)
+    done = folio(["verify", "--claims", str(batch), "--no-judge"], env)
     assert done.returncode == 0, done.stderr
     results = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["line"] for r in results] == [1, 2, 3, 4]
@@ -101,3 +102,22 @@ def test_a_claims_batch_round_trips(library: tuple[Path, dict[str, str]]) -> Non
     assert number["verdict"] in ("unsupported", "contradicted") and "250" in number["reason"]
     assert bad["error"].startswith("not JSON")
     assert invented["id"] == "invented" and "[4]" in invented["reason"]
+
+
+def test_the_small_model_judges_the_unsure_claims(library: tuple[Path, dict[str, str]]) -> None:
+    """--judge with the real small GGUF: the line the rules call partial is put to the
+    model; the output keeps its order."""
+    root, env = library
+    passage = "The tenant must report damage to the landlord within 30 days of discovering it."
+    given = [{"label": "1", "text": passage}]
+    batch = root / "judged.jsonl"
+    batch.write_text("\n".join(json.dumps(c) for c in [
+        {"sentence": "The tenant reports damage to the owner within 30 days.", "passages": given, "ids": ["1"]},
+        {"sentence": passage, "passages": given, "ids": ["1"]},
+    ]) + "\n", encoding="utf-8")
+    done = folio(["verify", "--claims", str(batch), "--judge", "--model", "small"], env)
+    assert done.returncode == 0, done.stderr
+    unsure, stated = [json.loads(line) for line in done.stdout.splitlines()]
+    assert unsure["line"] == 1 and unsure["judge_asked"] is True
+    assert unsure["verdict"] in ("supported", "partial", "unsupported")
+    assert stated["line"] == 2 and "judge_asked" in stated

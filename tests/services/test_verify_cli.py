@@ -69,7 +69,7 @@ def test_folio_verify_prints_a_line_per_sentence_and_json(folder: Path, tmp_path
     draft.write_text("# My notes\n\nRent is due on the **first day** of each month.\n\n"
                      "- Replace the impeller seal every 2000 operating hours.\n", encoding="utf-8")
     db = str(tmp_path / "lib.duckdb")
-    assert cli.main(["verify", str(draft), "--db", db]) == 0
+    assert cli.main(["verify", str(draft), "--db", db, "--no-judge"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "Checking a text “My notes”: 3 sentences."
     assert out[1].split()[:2] == ["1", "not_factual"]
@@ -77,7 +77,7 @@ def test_folio_verify_prints_a_line_per_sentence_and_json(folder: Path, tmp_path
     assert out[3].split()[:3] == ["3", "supported", "pump.pdf"] and "Replace the impeller seal every 2000 operating hours.”" in out[3]
     assert out[-1] == "1 not_factual, 2 supported"
 
-    assert cli.main(["verify", str(draft), "--db", db, "--json"]) == 0
+    assert cli.main(["verify", str(draft), "--db", db, "--json", "--no-judge"]) == 0
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [e["event"] for e in events] == ["check_started"] + ["sentence_check"] * 3 + ["check_finished"]
     rent = events[2]
@@ -95,7 +95,7 @@ def test_folio_verify_claims_needs_no_library_and_survives_bad_lines(tmp_path: P
         '{"sentence": 5}',
         json.dumps({"sentence": "A late fee of 70 dollars applies after 5 days.", "passages": passages, "ids": ["1"]}),
     ]) + "\n", encoding="utf-8")
-    assert cli.main(["verify", "--claims", str(claims), "--db", str(tmp_path / "none.duckdb")]) == 0
+    assert cli.main(["verify", "--claims", str(claims), "--db", str(tmp_path / "none.duckdb"), "--no-judge"]) == 0
     captured = capsys.readouterr()
     results: list[dict[str, Any]] = [json.loads(line) for line in captured.out.splitlines()]
     assert [r["line"] for r in results] == [1, 2, 3]
@@ -114,3 +114,60 @@ def test_folio_verify_says_when_the_input_cannot_be_read(tmp_path: Path, capsys:
     assert "is not UTF-8 text" in capsys.readouterr().err
     assert cli.main(["verify"]) == 2
     assert "Name the text to check" in capsys.readouterr().err
+
+
+class JudgeReplies:
+    """A fake answer model that answers every judge question with ``reply``."""
+
+    model_id = "fake-judge"
+    context_tokens = 4096
+
+    def __init__(self, reply: str) -> None:
+        self.reply = reply
+        self.prompts: list[Any] = []
+
+    def stream(self, messages: Any, **_: Any) -> Any:
+        self.prompts.append(messages)
+        return iter([self.reply])
+
+    def count_tokens(self, text: str) -> int:
+        return max(1, len(text) // 4)
+
+
+def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> None:
+    """With a judge the answer model is asked about a line the rules call partial (its
+    'yes' makes it supported, as in an answer); a supported line is asked nothing."""
+    passages = [{"label": "1", "text": LEASE[1][1]}]
+    lines = [
+        json.dumps({"sentence": "The tenant reports damage to the owner within 30 days.", "passages": passages,
+                    "ids": ["1"]}),
+        json.dumps({"sentence": LEASE[1][1], "passages": passages, "ids": ["1"]}),
+    ]
+    gen = JudgeReplies("yes")
+    kb = make_kb(tmp_path, gen)  # type: ignore[arg-type]
+    try:
+        results = collect(kb.check_claims(lines, judge=True))
+        rules_only = collect(kb.check_claims(lines, judge=False))
+    finally:
+        asyncio.run(kb.close())
+    unsure, stated = results
+    assert rules_only[0]["verdict"] == "partial" and "judge_asked" not in rules_only[0]
+    assert unsure["judge_asked"] and unsure["verdict"] == "supported"
+    assert "the judge (local model) says the passage supports it" in unsure["reason"]
+    assert stated["verdict"] == "supported"
+    assert len(gen.prompts) == 1 + stated["judge_asked"]  # a judge may also be asked to veto
+
+
+def test_checking_a_text_with_the_judge_asks_about_unsure_sentences(folder: Path, tmp_path: Path) -> None:
+    gen = JudgeReplies("no")
+    kb = make_kb(tmp_path, gen)  # type: ignore[arg-type]
+    try:
+        collect(kb.index(folder))
+        events = collect(kb.check_text("Rent is due on the first day of each month.\n\n"
+                                       "The tenant reports damage to the owner within 30 days.", "d.txt", judge=True))
+    finally:
+        asyncio.run(kb.close())
+    rent, damage = events[1:3]
+    assert rent.verdict is Verdict.SUPPORTED
+    assert damage.verdict is Verdict.UNSUPPORTED and "judge (local model) says the passage does not" in damage.reason
+    assert damage.source is not None and damage.source.page == 2 and len(gen.prompts) == 1

@@ -31,7 +31,7 @@ The warranty period for the pump is **thirty days** from delivery.
 
 def test_check_a_text_underlines_sentences_and_opens_their_pages(qtbot, qloop, tmp_path, real_embedder) -> None:  # noqa: ANN001
     library = make_library(tmp_path / "docs")
-    kb = KnowledgeBase(tmp_path / "lib.duckdb", Settings(answer_model="small"), embedder=real_embedder)
+    kb = KnowledgeBase(tmp_path / "lib.duckdb", Settings(answer_model="small", judge=False), embedder=real_embedder)
     window = MainWindow(kb, remember_layout=False)
     qtbot.addWidget(window)
     window.show()

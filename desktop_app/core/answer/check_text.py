@@ -13,6 +13,7 @@ change here.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 
 from desktop_app.core.answer.check_input import ClaimLine, Footnote, TextToCheck
 from desktop_app.core.answer.claims import is_factual, plain_text
+from desktop_app.core.answer.judge import Judge, JudgedPassage
 from desktop_app.core.answer.verify import ClaimScore, _Verifier, score_claim
 from desktop_app.core.text.sentences import Sentence
 from desktop_app.core.types import ClaimVerdict, Passage, SourcePayload, Span, Verdict
@@ -125,16 +127,37 @@ class _Candidate:
     cited: bool
 
 
+def second_opinion(judge: Judge | None, sentence: str, verdict: ClaimVerdict,
+                   passages: Mapping[str, JudgedPassage]) -> ClaimVerdict:
+    """``verdict`` (its span the whole of ``sentence``) after the judge (core/answer/judge.py)
+    when one is given and the rules were unsure, exactly as an answer's sentence gets it."""
+    if judge is None:
+        return verdict
+    updates = judge.review(sentence, [verdict], passages)
+    return updates[0] if updates else verdict
+
+
+def _judged_key(candidate: _Candidate) -> str:
+    """The judge's cache key for a passage: its chunk id, or a hash of a quoted one."""
+    if candidate.passage is not None:
+        return candidate.passage.chunk_id
+    return "quoted-" + hashlib.sha256(candidate.text.encode("utf-8")).hexdigest()[:16]
+
+
 class TextChecker:
     """Checks the sentences of one text; ``search`` is retrieval over the library (query,
     k) and ``lookup`` finds a stored passage by chunk id (both optional: without them only
-    the passages quoted in an exported answer are consulted)."""
+    the passages quoted in an exported answer are consulted). With a ``judge``, the local
+    model gives its second opinion on the sentences the rules are unsure of until it has
+    spent ``judge_budget_s`` seconds on the text."""
 
     def __init__(self, search: Search | None = None, lookup: ChunkLookup | None = None,
-                 k: int = RETRIEVE_K) -> None:
+                 k: int = RETRIEVE_K, judge: Judge | None = None, judge_budget_s: float = 30.0) -> None:
         self.search = search
         self.lookup = lookup
         self.k = k
+        self.judge = judge
+        self.judge_budget_s = judge_budget_s
         self._cited: dict[str, _Candidate] = {}
 
     def _cited_candidate(self, label: str, footnotes: Mapping[str, Footnote]) -> _Candidate | None:
@@ -182,15 +205,23 @@ class TextChecker:
             return SentenceCheck(index, span, sentence.text, Verdict.UNSUPPORTED, cited=cited, reason=reason)
         candidate, score = best
         source = _payload(candidate.label, candidate.passage) if candidate.passage is not None else None
+        verdict, why = score.verdict, score.reason
+        if self.judge is not None and self.judge.seconds < self.judge_budget_s:
+            rules = ClaimVerdict((0, len(sentence.text)), score.verdict, (candidate.label,), score.score,
+                                 support=score.support, reason=score.reason, support_id=candidate.label,
+                                 quote=getattr(score, "quote", ""))
+            judged = second_opinion(self.judge, sentence.text, rules,
+                                    {candidate.label: JudgedPassage(_judged_key(candidate), candidate.text)})
+            verdict, why = judged.verdict, judged.reason
         if candidate.cited:
-            reason = f"cited [{candidate.label}]: {score.reason}"
+            reason = why if why.startswith(f"[{candidate.label}]") else f"cited [{candidate.label}]: {why}"
         elif cited:
             reason = (f"the cited {', '.join(f'[{c}]' for c in cited)} support it less; best passage"
-                      f" found in the library: {score.reason}")
+                      f" found in the library: {why}")
         else:
-            reason = f"best passage found in the library: {score.reason}"
+            reason = f"best passage found in the library: {why}"
         return SentenceCheck(
-            index, span, sentence.text, score.verdict, score.score, reason, cited, source,
+            index, span, sentence.text, verdict, score.score, reason, cited, source,
             _where(source, candidate.footnote), score.support,
             _verdict_quote(score, candidate.text, score.support), candidate.cited,
         )
@@ -213,12 +244,18 @@ class TextChecker:
 
 
 # ----------------------------------------------------------------- --claims lines
-def check_claim(claim: ClaimLine) -> ClaimVerdict:
+def check_claim(claim: ClaimLine, judge: Judge | None = None) -> ClaimVerdict:
     """The verdict on one ``--claims`` line, exactly as an answer sentence citing ``ids``
-    among ``passages`` gets it (no library: only the passages given)."""
+    among ``passages`` gets it (no library: only the passages given), with the ``judge``'s
+    second opinion when the rules are unsure and a judge is given."""
     text = claim.sentence.strip()
     verifier = _Verifier(claim.passages, None, None)
-    return verifier.verdict(Sentence(0, len(text), text), claim.ids)
+    verdict = verifier.verdict(Sentence(0, len(text), text), claim.ids)
+    passages = {
+        label: JudgedPassage("given-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:16], body)
+        for label, body in claim.passages.items()
+    }
+    return second_opinion(judge, text, verdict, passages)
 
 
 def claim_result(claim: ClaimLine, verdict: ClaimVerdict) -> dict[str, Any]:
