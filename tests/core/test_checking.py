@@ -234,3 +234,20 @@ def test_a_claim_without_ids_is_uncited_as_in_an_answer() -> None:
     claim = read_claims_line(json.dumps({"sentence": LEASE, "passages": [{"label": "1", "text": LEASE}]}))
     result = claim_result(claim, check_claim(claim))
     assert result["verdict"] == "uncited" and result["support_label"] == "1" and result["quote"] == LEASE
+
+
+def test_a_passage_that_says_otherwise_is_shown_over_a_loosely_related_one() -> None:
+    """The issue's 2*N sentence in a draft: the RFC passage states the opposite for a
+    single-user client; it outranks a passage that merely shares words."""
+    rfc = ("Clients that use persistent connections SHOULD limit the number of simultaneous connections "
+           "that they maintain to a given server. A single-user client SHOULD NOT maintain more than 2 "
+           "connections with any server or proxy. A proxy SHOULD use up to 2*N connections to another "
+           "server or proxy, where N is the number of simultaneously active users.")
+    loose = "Users of a server keep connections open; the number of active users varies during the day."
+    library = FakeLibrary(passage("loose", loose, page=3), passage("rfc", rfc, page=47))
+    sentence = ("A single-user client should keep up to 2*N connections to one server, where N is the number "
+                "of simultaneously active users.")
+    (check,) = run(TextChecker(library.search, library.lookup), sentence)
+    assert check.source is not None and check.source.chunk_id == "rfc"
+    assert str(check.verdict) in {"contradicted", "unsupported"}
+    assert "SHOULD NOT maintain more than 2" in check.quote

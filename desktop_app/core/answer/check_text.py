@@ -127,6 +127,15 @@ class _Candidate:
     cited: bool
 
 
+def _rank(scored: tuple[_Candidate, ClaimScore]) -> tuple[int, float, bool]:
+    """Which passage a sentence's verdict rests on: one that supports it, else one that
+    says otherwise (the library contradicts the sentence: the reader must see that), else
+    the best score; the cited passage on a tie."""
+    candidate, score = scored
+    level = 2 if score.verdict is Verdict.SUPPORTED else int(str(score.verdict) == "contradicted")
+    return level, score.score, candidate.cited
+
+
 def second_opinion(judge: Judge | None, sentence: str, verdict: ClaimVerdict,
                    passages: Mapping[str, JudgedPassage]) -> ClaimVerdict:
     """``verdict`` (its span the whole of ``sentence``) after the judge (core/answer/judge.py)
@@ -185,7 +194,7 @@ class TextChecker:
             candidate = self._cited_candidate(label, footnotes)
             if candidate is not None:
                 scored.append((candidate, score_claim(sentence.text, candidate.text)))
-        best = max(scored, key=lambda cs: cs[1].score, default=None)
+        best = max(scored, key=_rank, default=None)
         if (best is None or best[1].verdict is not Verdict.SUPPORTED) and self.search is not None:
             seen = {c.passage.chunk_id for c, _ in scored if c.passage is not None}
             for passage in self.search(plain_text(sentence.text), self.k):
@@ -194,10 +203,7 @@ class TextChecker:
                 seen.add(passage.chunk_id)
                 candidate = _Candidate(passage.chunk_id, passage.text, passage, None, False)
                 scored.append((candidate, score_claim(sentence.text, passage.text)))
-            found = max(scored, key=lambda cs: cs[1].score, default=None)
-            # The cited passage stands unless another one scores higher.
-            if found is not None and (best is None or found[1].score > best[1].score):
-                best = found
+            best = max(scored, key=_rank, default=None)
         if best is None:
             reason = "no passage in the library matches it" if self.search else "no passage to check it against"
             if cited:
@@ -213,6 +219,8 @@ class TextChecker:
             judged = second_opinion(self.judge, sentence.text, rules,
                                     {candidate.label: JudgedPassage(_judged_key(candidate), candidate.text)})
             verdict, why = judged.verdict, judged.reason
+            if not candidate.cited and why.startswith(f"[{candidate.label}]: "):
+                why = why[len(candidate.label) + 4:]  # a chunk id is no label to show
         if candidate.cited:
             reason = why if why.startswith(f"[{candidate.label}]") else f"cited [{candidate.label}]: {why}"
         elif cited:
