@@ -100,7 +100,7 @@ def _line(check: Any) -> str:
     else:
         where = check.where + ("" if check.from_citation or not check.cited else " (not the cited one)")
     quote = f"“{_short(check.quote, QUOTE_CHARS)}”" if check.quote else ""
-    return (f"{check.index + 1:>3} {verdict:<12} {where:<28} {quote}  ← {_short(check.sentence, SENTENCE_CHARS)}"
+    return (f"{check.index + 1:>3} {verdict:<13} {where:<28} {quote}  ← {_short(check.sentence, SENTENCE_CHARS)}"
             .rstrip())
 
 
