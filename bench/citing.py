@@ -16,6 +16,12 @@ tokens/s.
     .venv/bin/python bench/citing.py [--model default|small|PATH] [--limit 12 | --all]
         [--unanswerable 3] [--sources 3] [--chars 600] [--passage-tokens 200] [--grammar]
         [--prompts-dir DIR] [--zh] [--json-out FILE] [--rescore FILE]
+
+``--folio --db CORPUS.duckdb`` measures citing with Folio's own retrieval instead (no
+oracle passage forced in, refusals counted): the old path (whole chunks) and the new one
+(evidence) through ``KnowledgeBase.ask`` over the corpus questions, interleaved
+(bench/facade.py, the same run as ``bench/answer.py --facade``); ``--folio-rows FILE``
+re-reports the rows such a run wrote.
 """
 
 from __future__ import annotations
@@ -342,7 +348,26 @@ def main() -> None:
     parser.add_argument("--context", type=int, default=4096)
     parser.add_argument("--json-out", type=Path, default=None, help="write rows and summary here")
     parser.add_argument("--rescore", type=Path, default=None, help="re-score the rows of a --json-out file")
+    parser.add_argument("--folio", action="store_true", help="Folio's own retrieval, old vs new path (bench/facade.py)")
+    parser.add_argument("--db", type=Path, default=None, help="--folio: ../shared/corpus indexed here")
+    parser.add_argument("--embedder", default="default", help="--folio: the embedder the library was indexed with")
+    parser.add_argument("--half", default="held", help="--folio: tune | held | all")
+    parser.add_argument("--folio-rows", type=Path, default=None, help="--folio: report the rows of this file")
     args = parser.parse_args()
+    if args.folio or args.folio_rows:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import facade
+
+        if args.folio_rows:
+            folio_rows = [json.loads(line) for line in args.folio_rows.read_text(encoding="utf-8").splitlines() if line]
+        else:
+            if args.db is None:
+                raise SystemExit("--folio needs --db (../shared/corpus indexed with folio index)")
+            folio_rows = facade.run(args.db, model=args.model, threads=args.threads or 2, half=args.half,
+                                    embedder=args.embedder, rows_out=args.json_out)
+        print(facade.quality_report(folio_rows))
+        print(facade.timing_report(folio_rows))
+        return
     if args.rescore:
         rows = json.loads(args.rescore.read_text())["rows"]
         for row in rows:

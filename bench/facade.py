@@ -157,8 +157,14 @@ def paired(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[
 
 def timing_report(rows: list[dict[str, Any]]) -> str:
     old, new = paired(rows)
+    # Timing only where the model ran on both paths (the evidence gate refuses some
+    # questions before any prompt is built: nothing to time there).
+    ran = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a["prompt_tokens"] and b["prompt_tokens"]]
+    old, new = [old[i] for i in ran], [new[i] for i in ran]
     n = len(old)
-    lines = [f"n={n} questions, old and new path interleaved"]
+    if not n:
+        return "no question reached the model on both paths"
+    lines = [f"n={n} questions the model answered on both paths, old and new path interleaved"]
     for key, label in (("sources_s", "sources on screen"), ("first_token_s", "first token"), ("total_s", "whole answer")):
         o, w = _median(old, key), _median(new, key)
         ratios = [b[key] / a[key] for a, b in zip(old, new, strict=True) if a[key] and b[key]]
