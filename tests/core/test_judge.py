@@ -24,11 +24,11 @@ REPAIRS = (
 )
 RENT = "Section 5 Rent. Rent is due on the first day of each month. A late fee of 50 dollars applies."
 PASSAGES = {"1": JudgedPassage("aaaa:2:0", REPAIRS), "2": JudgedPassage("aaaa:3:0", RENT)}
-# supported / paraphrase the rules cannot see (partial or worse) / number mismatch /
+# supported / a word the passage lacks (partial: the judge is asked) / number mismatch /
 # uncited / a greeting
 ANSWER = (
     "The tenant must report damage within 30 days [1]. "
-    "Occupants owe the owner prompt notice about broken fixtures [1]. "
+    "Occupants must report damage to the landlord [1]. "
     "Damage must be reported within 60 days [1]. "
     "Rent is due on the first day of each month. "
     "I hope this helps!"
@@ -90,21 +90,21 @@ def test_only_unsure_cited_sentences_without_number_conflicts_are_asked() -> Non
     assert by_start["Occupants"].verdict in judge.JUDGED
     assert by_start["Damage"].verdict is Verdict.CONTRADICTED  # 60 vs 30 days
     assert by_start["Damage"].quote.startswith("The tenant must report damage")
-    gen = JudgingGenerator()
+    gen = JudgingGenerator(reply=lambda s, p: "no")
     updates = Judge(gen).review(ANSWER, verdicts, PASSAGES)
     assert [c["sentence"] for c in gen.judge_calls] == [
-        "Occupants owe the owner prompt notice about broken fixtures."
+        "Occupants must report damage to the landlord."
     ]
     call = gen.judge_calls[0]
     assert call["passage"] == REPAIRS and call["max_tokens"] == 3 and call["temperature"] == 0
     assert call["grammar"] and "yes" in call["grammar"] and "no" in call["grammar"]
     (update,) = updates
     assert update.sentence_span == by_start["Occupants"].sentence_span
-    assert update.verdict is Verdict.SUPPORTED
+    assert update.verdict is Verdict.UNSUPPORTED
     assert "judge" in update.reason and "rule scorer" in update.reason
     merged = judge.merge(verdicts, updates)
     assert [v.verdict for v in merged] == [
-        Verdict.SUPPORTED, Verdict.SUPPORTED, Verdict.CONTRADICTED, Verdict.UNCITED, Verdict.NOT_FACTUAL
+        Verdict.SUPPORTED, Verdict.UNSUPPORTED, Verdict.CONTRADICTED, Verdict.UNCITED, Verdict.NOT_FACTUAL
     ]
 
 
@@ -117,13 +117,17 @@ def test_a_no_turns_partial_into_unsupported_and_unclear_replies_change_nothing(
     assert [parse_reply(r) for r in ("Yes", " no.", "**Yes**", "maybe", "是", "否", "partial")] == [
         "yes", "no", "yes", None, "yes", "no", "partial"
     ]
+    # a "yes" leaves the sentence amber (POLICY: the judge's yes is too often wrong to turn
+    # it green) and says so; an unsupported sentence is not asked about
+    (agreed,) = Judge(JudgingGenerator(reply=lambda s, p: "yes")).review(text, [partial], PASSAGES)
+    assert agreed.verdict is Verdict.PARTIAL and "says the passage supports it" in agreed.reason
     unsure = ClaimVerdict((0, 48), Verdict.UNSUPPORTED, ("1",), 0.3, support_id="1", reason="30%")
-    (update,) = Judge(JudgingGenerator(reply=lambda s, p: "partial")).review(text, [unsure], PASSAGES)
-    assert update.verdict is Verdict.PARTIAL and "part of it" in update.reason
+    gen = JudgingGenerator(reply=lambda s, p: "yes")
+    assert Judge(gen).review(text, [unsure], PASSAGES) == [] and gen.judge_calls == []
 
 
 def test_the_judge_stops_asking_when_its_time_budget_is_spent() -> None:
-    text = " ".join(f"Occupants owe the owner notice number{i} about fixtures [1]." for i in range(4))
+    text = " ".join(f"Occupants must report damage number{i} to the landlord [1]." for i in range(4))
     verdicts = verify_answer(text, _markers(text), {k: p.text for k, p in PASSAGES.items()})
     ticks = iter(range(0, 1000, 10))  # every look at the clock is 10 s later
     gen = JudgingGenerator()
@@ -146,8 +150,8 @@ def test_answers_are_cached_by_sentence_and_chunk(store: Store) -> None:
     repeat = Judge(again, store)
     updates = repeat.review(ANSWER, verdicts, PASSAGES)
     assert again.judge_calls == [] and repeat.cache_hits == 1
-    assert updates[0].verdict is Verdict.SUPPORTED
-    sentence = "Occupants owe the owner prompt notice about broken fixtures [1]."
+    assert updates[0].verdict is Verdict.PARTIAL and "supports it" in updates[0].reason
+    sentence = "Occupants must report damage to the landlord [1]."
     assert store.judge_get(sentence_sha(sentence), "aaaa:2:0") == "yes"
     # The same sentence against another chunk is a new question.
     moved = {"1": JudgedPassage("bbbb:2:0", REPAIRS)}
@@ -157,7 +161,7 @@ def test_answers_are_cached_by_sentence_and_chunk(store: Store) -> None:
 
 
 def test_the_number_of_model_calls_per_answer_is_capped() -> None:
-    text = " ".join(f"Occupants owe the owner notice number{i} about fixtures [1]." for i in range(12))
+    text = " ".join(f"Occupants must report damage number{i} to the landlord [1]." for i in range(12))
     spans = _markers(text)
     verdicts = verify_answer(text, spans, {k: p.text for k, p in PASSAGES.items()})
     assert sum(v.verdict in judge.JUDGED for v in verdicts) == 12
@@ -192,17 +196,17 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
     events = ask(Settings(judge=False), plain)
     assert plain.judge_calls == []  # switched off in Settings
     assert Settings().judge  # on by default
-    gen = JudgingGenerator([ANSWER])
+    gen = JudgingGenerator([ANSWER], reply=lambda s, p: "no")
     events = ask(Settings(), gen)
     finished = next(i for i, e in enumerate(events) if isinstance(e, AnswerFinished))
     claims = [e for e in events if isinstance(e, ClaimVerdict)]
     judged = [e for e in events[finished + 1 :] if isinstance(e, ClaimVerdict)]
     assert len(gen.judge_calls) == 1 and len(judged) == 1
     original = next(c for c in claims if c.sentence_span == judged[0].sentence_span)
-    assert original.verdict in judge.JUDGED and judged[0].verdict is Verdict.SUPPORTED
+    assert original.verdict in judge.JUDGED and judged[0].verdict is Verdict.UNSUPPORTED
     record = store.answer(events[finished].answer_id)
     assert record is not None
     saved = {tuple(c["sentence_span"]): c for c in record["claims"]}
-    assert saved[judged[0].sentence_span]["verdict"] == "supported"
+    assert saved[judged[0].sentence_span]["verdict"] == "unsupported"
     assert "judge" in saved[judged[0].sentence_span]["reason"]
     assert len(record["claims"]) == 5  # replaced, not appended

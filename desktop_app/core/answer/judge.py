@@ -1,7 +1,7 @@
 """The judge: a second opinion from the loaded answer model on the sentences the rule
 scorer was unsure about. Qt-free, no asyncio.
 
-Only sentences rated ``partial``, or ``unsupported`` for want of words, against a passage
+Only sentences whose verdict :data:`POLICY` can change (``partial``) against a passage
 they cite are asked about: never uncited ones, never those whose numbers the passage does
 not state and never those the passage contradicts (the rules are exact there and quote the
 passage). Each question is one short completion — "Does the passage support the
@@ -10,9 +10,9 @@ temperature 0, on the thread that owns the model, after the answer has finished,
 time budget (:data:`BUDGET_S`). Answers are cached by (sha256 of the sentence, chunk id),
 so re-asking costs nothing.
 
-``yes`` makes the sentence ``supported``, ``partial`` ``partial`` and ``no``
-``unsupported``. The updated :class:`ClaimVerdict` keeps the sentence span and says in
-its reason that the judge decided. bench/verdicts.py measures it.
+What its answer does is :data:`POLICY` (a ``no`` turns an amber sentence red; a ``yes``
+leaves it amber). The updated :class:`ClaimVerdict` keeps the sentence span and says in
+its reason what the judge said. bench/verdicts.py measures it.
 """
 
 from __future__ import annotations
@@ -42,12 +42,12 @@ SYSTEM = (
 GRAMMAR = 'root ::= ("yes" | "partial" | "no")\n'
 ANSWERS = ("yes", "partial", "no")
 # What the judge's answer makes of the rule scorer's verdict; a pair not listed keeps it.
-# Chosen on the tuning half of bench/data/verdict_pairs.jsonl (bench/verdicts.py).
+# Chosen on the tuning half of bench/data/verdict_pairs.jsonl (bench/verdicts.py): the
+# default model's "yes" is right 80% of the time, its "no" more often; letting a "yes"
+# turn amber green took the share of green sentences that are true from 96% to 89%, so a
+# "no" turns amber red and a "yes" leaves it amber (the tooltip says the judge agreed).
 POLICY: dict[tuple[Verdict, str], Verdict] = {
-    (Verdict.PARTIAL, "yes"): Verdict.SUPPORTED,
     (Verdict.PARTIAL, "no"): Verdict.UNSUPPORTED,
-    (Verdict.UNSUPPORTED, "yes"): Verdict.SUPPORTED,
-    (Verdict.UNSUPPORTED, "partial"): Verdict.PARTIAL,
 }
 JUDGED = tuple(dict.fromkeys(v for v, _ in POLICY))  # the verdicts worth a question
 # At most this many model calls per answer, and no new call after BUDGET_S seconds (see
@@ -203,9 +203,7 @@ class Judge:
                 break
             if answer is None:
                 continue
-            update = _apply(verdict, target, answer)
-            if update is not None:
-                updated.append(update)
+            updated.append(_apply(verdict, target, answer))
         return sorted(updated, key=lambda v: v.sentence_span)
 
 
@@ -225,26 +223,22 @@ def decide(rule: Verdict, answer: str | None) -> Verdict:
     return POLICY.get((rule, answer or ""), rule)
 
 
-def _apply(verdict: ClaimVerdict, target: str, answer: str) -> ClaimVerdict | None:
+_SAYS = {"yes": "supports it", "partial": "supports part of it", "no": "does not support it"}
+
+
+def _apply(verdict: ClaimVerdict, target: str, answer: str) -> ClaimVerdict:
+    """The verdict after the judge's answer (the same one when :data:`POLICY` keeps it,
+    with the judge's word in its reason)."""
     rule = f"rule scorer: {verdict.verdict} ({verdict.reason})"
     new = decide(verdict.verdict, answer)
-    if new is verdict.verdict:
-        return None
-    if new is Verdict.PARTIAL:
-        says = "supports part of it" if answer == "partial" else "does not support all of it"
-        return replace(verdict, verdict=Verdict.PARTIAL,
-                       reason=f"[{target}]: the judge (local model) says the passage {says}; {rule}")
+    reason = f"[{target}]: the judge (local model) says the passage {_SAYS[answer]}; {rule}"
     if new is Verdict.SUPPORTED:
         # The cited passage holds: no suggestion needed; the rule scorer's support spans
         # are kept only if they index this passage.
         support = verdict.support if verdict.support_id == target else ()
-        return replace(verdict, verdict=Verdict.SUPPORTED, support_id=target, support=support,
-                       suggested=None, suggested_label=None,
-                       reason=f"[{target}]: the judge (local model) says the passage supports"
-                              f" it; {rule}")
-    return replace(verdict, verdict=Verdict.UNSUPPORTED,
-                   reason=f"[{target}]: the judge (local model) says the passage does not"
-                          f" support it; {rule}")
+        return replace(verdict, verdict=new, support_id=target, support=support,
+                       suggested=None, suggested_label=None, reason=reason)
+    return replace(verdict, verdict=new, reason=reason)
 
 
 def merge(verdicts: Iterable[ClaimVerdict], updates: Iterable[ClaimVerdict]) -> list[ClaimVerdict]:
