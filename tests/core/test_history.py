@@ -158,3 +158,28 @@ def test_the_answer_says_what_the_glossary_added_to_the_search(lib: Library) -> 
     started = next(e for e in events if isinstance(e, AnswerStarted))
     assert started.also_searched == "report damage within days"
     assert started.to_json()["also_searched"] == "report damage within days"
+
+
+def test_the_record_keeps_the_models_stats_and_what_it_read(lib: Library) -> None:
+    from desktop_app.core.models.generate import GenerationStats
+
+    class Measured(FakeGenerator):
+        def stream(self, messages: Any, **kwargs: Any) -> Any:
+            self.last_stats = GenerationStats(prompt_tokens=420, completion_tokens=12, seconds_to_first_token=2.5,
+                                              seconds=3.6, cached_tokens=300, drafted=8, accepted=6)
+            return super().stream(messages, **kwargs)
+
+    events: list[Any] = []
+    answering.answer(
+        QUESTION, retriever=Retriever(lib.store, lib.embedder), store=lib.store,
+        generator_factory=lambda: Measured([ANSWER]), settings=Settings(sources_per_answer=3),
+        emit=events.append, should_cancel=lambda: False,
+    )
+    finished = next(e for e in events if isinstance(e, AnswerFinished))
+    assert finished.stats["prompt_tokens"] == 420 and finished.stats["cached_tokens"] == 300
+    assert finished.stats["draft_accept_rate"] == 0.75 and finished.stats["first_token_s"] == 2.5
+    started = next(e for e in events if isinstance(e, AnswerStarted))
+    assert started.prompt_tokens > 0 and all(s.read for s in started.sources)
+    record = lib.record(finished.answer_id)
+    assert record["stats"] == finished.stats
+    assert all(s["read"] for s in record["sources"])

@@ -178,7 +178,7 @@ def answer(
     logger.info("answer %s in %.1f s, %d citations", answer_id, time.perf_counter() - started,
                 sum(len(v) for v in finished.citations.values()))
     _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
-          payloads, finished.citations, finished.hallucinated, claims, scope=scope)
+          payloads, finished.citations, finished.hallucinated, claims, scope=scope, stats=finished.stats)
     return answer_id
 
 
@@ -269,7 +269,7 @@ def _no_basis(question: str, reason: str, language: str, answer_id: str, style: 
 def _save(store: Store | None, answer_id: str, question: str, text: str, style: str, model_id: str,
           status: str, payloads: tuple[Any, ...], citations: dict[str, list[tuple[int, int]]],
           hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "",
-          scope: tuple[str, ...] = ()) -> None:
+          scope: tuple[str, ...] = (), stats: dict[str, Any] | None = None) -> None:
     if store is None:
         return
     payload = {
@@ -278,6 +278,7 @@ def _save(store: Store | None, answer_id: str, question: str, text: str, style: 
         "hallucinated": list(hallucinated),
         "claims": [c.to_json() for c in claims],
         "reason": reason,
+        "stats": dict(stats or {}),  # the model's figures (AnswerFinished.stats)
     }
     try:
         store.save_answer(answer_id, question, text, str(style), model_id, status, payload, scope)
