@@ -25,6 +25,7 @@ on each real library, and on synthetic libraries of ``--sizes`` chunks (see
 
     FOLIO_MODELS_DIR=... .venv/bin/python bench/retrieval.py [--work DIR]
         [--sizes 100000,200000,500000] [--sets fin,mml,corpus] [--no-synthetic]
+        [--embedder default|minilm|DIR]
 """
 
 from __future__ import annotations
@@ -144,12 +145,11 @@ def hand(path: Path) -> list[Question]:
 # --------------------------------------------------------------------------- libraries
 
 
-def _embedder() -> Any:
-    from desktop_app.core.models import catalog as models
+def _embedder(choice: str = "default") -> Any:
     from desktop_app.core.models.embed import OnnxEmbedder
 
     # As the facade builds it (services/knowledge_base.py), so that the model id matches.
-    return OnnxEmbedder(*models.resolve_embedder("default"))
+    return OnnxEmbedder.from_choice(choice)
 
 
 def ensure_library(db: Path, folder: Path, embedder: Any) -> Store:
@@ -293,6 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mml-db", type=Path)
     parser.add_argument("--corpus-db", type=Path)
     parser.add_argument("--sets", default="fin,mml,corpus")
+    parser.add_argument("--embedder", default="default",
+                        help="default | minilm | a folder with model.onnx and tokenizer.json (Settings.embedder)")
     parser.add_argument("--sizes", default="100000")
     parser.add_argument("--no-synthetic", action="store_true")
     parser.add_argument("--misses", action="store_true", help="list the fused misses")
@@ -301,7 +303,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{SHARED} is absent: the QA sets live there", file=sys.stderr)
         return 2
     args.work.mkdir(parents=True, exist_ok=True)
-    embedder = _embedder()
+    embedder = _embedder(args.embedder)
+    print(f"embedder: {embedder.model_id}", flush=True)
     plan: list[tuple[str, Path, Path, Callable[[], list[Question]]]] = []
     sets = set(args.sets.split(","))
     if "fin" in sets:
