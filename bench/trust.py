@@ -144,7 +144,7 @@ def open_library(db: Path) -> tuple[Any, Any]:
     if not db.is_file():
         sys.exit(f"{db} does not exist: index the shared PDFs into it first (see --help)")
     store = Store(db)
-    embedder = OnnxEmbedder(*models.resolve_embedder("default"))
+    embedder = OnnxEmbedder.from_choice("default")  # the model id the app stores vectors under
     return store, Retriever(store, embedder)
 
 

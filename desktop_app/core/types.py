@@ -457,6 +457,7 @@ class Retrieval:
     best_cosine: float  # of the best dense hit; 0 without an embedder or for a CJK question
     cjk: bool
     expansion: str = ""  # what the glossary added to the question ("" when nothing)
+    embedder: str = ""  # the model id ``best_cosine`` comes from ("": no dense signal)
 
 
 # Citations of an answer: id -> spans, or (id, span) pairs in order.

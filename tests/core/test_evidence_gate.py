@@ -9,7 +9,11 @@ from desktop_app.core.answer.answering import (
     MIN_COVERAGE,
     MIN_COVERAGE_LEXICAL,
     evidence_is_weak,
+    gate_thresholds,
 )
+
+MINILM = "all-minilm-l6-v2-int8:8199be6f699a"
+E5 = "multilingual-e5-small-int8:f61db45b422a"
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,7 @@ class Found:
     best_cosine: float
     cjk: bool = False
     passages: list[object] = field(default_factory=lambda: [object()])
+    embedder: str = MINILM
 
 
 def test_nothing_found_has_no_basis() -> None:
@@ -48,3 +53,27 @@ def test_a_question_the_embedder_did_not_read_is_judged_by_coverage_alone() -> N
     # coverage that would be too low next to a close meaning still answers.
     assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.0)) is None
     assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.0)) is not None
+
+
+def test_each_embedder_has_its_own_cosine_scale() -> None:
+    # e5 scores unrelated texts ~0.75: a cosine that is close for MiniLM is far for e5.
+    e5 = gate_thresholds(E5, cjk=False)
+    assert e5 is not None and e5.cosine > MIN_COSINE_ALONE + 0.2
+    assert evidence_is_weak(Found(0.05, MIN_COSINE_ALONE + 0.2, embedder=MINILM)) is None
+    assert evidence_is_weak(Found(0.05, MIN_COSINE_ALONE + 0.2, embedder=E5)) is not None
+    assert evidence_is_weak(Found(0.05, e5.cosine + 0.01, embedder=E5)) is None
+
+
+def test_a_chinese_question_read_by_a_multilingual_embedder_uses_its_cosine() -> None:
+    zh = gate_thresholds(E5, cjk=True)
+    assert zh is not None
+    # Few shared bigrams, but close in meaning: answered.
+    assert evidence_is_weak(Found(0.0, zh.cosine + 0.01, cjk=True, embedder=E5)) is None
+    assert evidence_is_weak(Found(0.0, zh.cosine - 0.05, cjk=True, embedder=E5)) is not None
+
+
+def test_an_uncalibrated_embedder_leaves_coverage_alone_to_decide() -> None:
+    # A folder the user picked: its cosine scale is unknown, so it neither refuses nor rescues.
+    assert gate_thresholds("my-embedder:abc", cjk=False) is None
+    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.01, embedder="my-embedder:abc")) is None
+    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.99, embedder="my-embedder:abc")) is not None

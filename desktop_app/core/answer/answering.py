@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,39 +36,91 @@ from desktop_app.core.types import (
 
 logger = logging.getLogger(__name__)
 
-# The evidence gate. A question has no basis when the best passage covers less than
-# MIN_COVERAGE of its idf-weighted terms and no dense hit reaches MIN_COSINE_ALONE. When
-# the embedder cannot judge the question (all-MiniLM-L6-v2 only knows English: retrieval
-# does not consult it for Chinese or German, and ``best_cosine`` is then 0) coverage
-# alone decides, against MIN_COVERAGE_LEXICAL. Calibrated with ``bench/trust.py gate``
-# over 151 answerable questions (FinanceBench and MMLongBench-Doc text/table questions on
-# the shared PDFs, bench/data/corpus_*.json) and 26 off-topic ones (bench/data/offtopic.json):
-# 0 of 151 answerable refused and 21 of 26 off-topic refused (with the retrieval before
-# its second-stage rewrite: 1 of 132 and 19 of 22).
-# (MMLongBench-Doc's unanswerable questions are on topic: refusing them is the model's job.)
+# The evidence gate. A question has no basis when the best passage covers less than a
+# share of its idf-weighted terms and no dense hit reaches a cosine, both per embedder (each
+# has its own cosine scale: e5's unrelated texts score ~0.75, MiniLM's ~0.1) and per script
+# (coverage counts words in English and German, character bigrams in Chinese). Without a
+# calibrated dense signal (no embedder, an embedder the user picked, MiniLM on Chinese or
+# German) coverage alone decides, against MIN_COVERAGE_LEXICAL. The gate refuses what is
+# plainly off the library's topics; a question whose topic is there but whose answer is not
+# is the model's to decline (ABSTAIN_PROBABILITY below).
+#
+# all-MiniLM-L6-v2: calibrated with ``bench/trust.py gate`` over 151 answerable questions
+# (FinanceBench, MMLongBench-Doc) and 26 off-topic ones: 0 of 151 answerable refused and
+# 21 of 26 off-topic refused.
 MIN_COVERAGE = 0.55
 MIN_COSINE_ALONE = 0.35
 MIN_COVERAGE_LEXICAL = 0.25
+
+
+@dataclass(frozen=True)
+class GateThresholds:
+    coverage: float  # refuse below this coverage of the question's terms ...
+    cosine: float  # ... when no passage reaches this cosine either
+
+
+# Per embedder (its model id up to the ":"), per script. multilingual-e5-small: fitted with
+# ``bench/gate.py retrieve --fit`` on the tuning half of bench/data/eval_{en,de,zh}.json
+# and the off-topic questions: the most unanswerable and off-topic refused with no
+# answerable question of the tuning half refused. Held-out half: 0 of 85 answerable
+# refused (en 25, de 27, zh 33); off-topic refused: zh 9/10, de 2/4, en 4/12.
+GATES: dict[str, dict[str, GateThresholds]] = {
+    "all-minilm-l6-v2-int8": {"latin": GateThresholds(MIN_COVERAGE, MIN_COSINE_ALONE)},
+    "multilingual-e5-small-int8": {
+        "latin": GateThresholds(0.50, 0.81),
+        "cjk": GateThresholds(0.44, 0.86),
+    },
+}
+
+
+def gate_thresholds(embedder: str, cjk: bool) -> GateThresholds | None:
+    """The gate's thresholds for a dense signal from ``embedder`` (a model id) on a question
+    in CJK or Latin script; None when that signal was not calibrated."""
+    return GATES.get(embedder.split(":", 1)[0], {}).get("cjk" if cjk else "latin")
 
 
 def evidence_is_weak(retrieval: Retrieval) -> str | None:
     """A reason when the retrieved passages cannot support an answer, else None."""
     if not retrieval.passages:
         return "No passage in the library matches the question."
-    if retrieval.cjk or retrieval.best_cosine <= 0.0:
+    gate = gate_thresholds(getattr(retrieval, "embedder", ""), retrieval.cjk)
+    if gate is None or retrieval.best_cosine <= 0.0:
         if retrieval.coverage < MIN_COVERAGE_LEXICAL:
             return (
                 f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
                 f" (needs {MIN_COVERAGE_LEXICAL:.0%})."
             )
         return None
-    if retrieval.coverage < MIN_COVERAGE and retrieval.best_cosine < MIN_COSINE_ALONE:
+    if retrieval.coverage < gate.coverage and retrieval.best_cosine < gate.cosine:
         return (
             f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
-            f" (needs {MIN_COVERAGE:.0%}) and none is close in meaning (best cosine"
-            f" {retrieval.best_cosine:.2f}, needs {MIN_COSINE_ALONE:.2f})."
+            f" (needs {gate.coverage:.0%}) and none is close in meaning (best cosine"
+            f" {retrieval.best_cosine:.2f}, needs {gate.cosine:.2f})."
         )
     return None
+
+
+# The model's own abstention: before it writes, Folio asks how likely the model is to
+# reply with the no-answer sentence (prompts.NO_ANSWER) to this very prompt; at
+# ABSTAIN_PROBABILITY or more the answer is "no basis" and the sources it read are shown.
+# Calibrated with ``bench/gate.py answers --abstain 1.01`` then ``report --fit-abstain``
+# on the tuning half of bench/data/eval_*.json (default model).
+ABSTAIN_PROBABILITY = 0.25
+
+
+def _model_abstains(generator: Generator, packed: prompts.PackedPrompt, settings: Settings,
+                    should_cancel: Callable[[], bool]) -> str | None:
+    """A reason when the model would most likely say its sources do not hold the answer;
+    None when it would answer, or when it cannot say (a model server)."""
+    measure = getattr(generator, "reply_logprob", None)
+    if measure is None or not settings.abstain:
+        return None
+    probability = math.exp(measure(packed.messages, prompts.NO_ANSWER[packed.language], should_cancel))
+    logger.info("the model would decline with probability %.3f", probability)
+    if probability < ABSTAIN_PROBABILITY:
+        return None
+    return (f"The model read the passages below and found no answer in them (it would say so with"
+            f" probability {probability:.0%}).")
 
 
 def answer(
@@ -125,6 +179,22 @@ def answer(
     emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
                        also_searched=also_searched, scope=scope, prompt_tokens=reading,
                        estimate_s=estimate))
+    try:
+        doubt = _model_abstains(generator, packed, settings, should_cancel)
+    except Cancelled:
+        emit(AnswerCancelled())
+        return answer_id
+    except KnownError as exc:
+        emit(AnswerFailed(error=str(exc), known=True))
+        return answer_id
+    if doubt is not None:  # the model would say its sources do not hold the answer
+        text = prompts.NO_ANSWER[packed.language]
+        emit(NoBasis(reason=doubt))
+        emit(TokenDelta(text))
+        emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
+        _save(store, answer_id, question, text, style, generator.model_id, "no_basis", payloads, {}, (),
+              [], reason=doubt, scope=scope)
+        return answer_id
     started = time.perf_counter()
     try:
         stream = generator.stream(

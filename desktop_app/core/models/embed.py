@@ -59,11 +59,13 @@ class OnnxEmbedder:
         batch_size: int = DEFAULT_BATCH_SIZE,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         prefixes: tuple[str, str] = ("", ""),
+        multilingual: bool = False,
     ) -> None:
         import onnxruntime as ort
 
         self._model_path = Path(model_path)
         self._query_prefix, self._passage_prefix = prefixes
+        self._multilingual = multilingual
         self._max_tokens = max_tokens
         self._batch_size = max(1, batch_size)
         self._embed_tokenizer = self._load_tokenizer(Path(tokenizer_path))
@@ -114,6 +116,7 @@ class OnnxEmbedder:
         if spec is not None:
             kwargs.setdefault("model_id", f"{spec.id}:{spec.sha256[:12]}")
             kwargs.setdefault("prefixes", spec.prefixes)
+            kwargs.setdefault("multilingual", spec.multilingual)
         return cls(model_path, tokenizer_path, **kwargs)
 
     @property
@@ -123,6 +126,12 @@ class OnnxEmbedder:
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def multilingual(self) -> bool:
+        """Whether it reads Chinese and German as well as English (the manifest says so;
+        a folder the user picked counts as English-only: retrieval then measures its fit)."""
+        return self._multilingual
 
     @property
     def max_tokens(self) -> int:

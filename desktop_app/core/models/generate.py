@@ -407,6 +407,34 @@ class LlamaGenerator:
                 self.abort_hook(False)
         return not should_cancel()
 
+    def reply_logprob(self, messages: Sequence[Message], reply: str,
+                      should_cancel: Callable[[], bool] = lambda: False) -> float:
+        """The natural log of the probability that the model answers ``messages`` with
+        exactly ``reply`` (teacher-forced, one token at a time after the prompt). The prompt
+        is read as ``stream`` reads it (the KV cache keeps it), so the answer that may follow
+        re-reads only its last token: this costs the reply's tokens, ~0.5 s on 2 cores."""
+        import math
+
+        import numpy as np
+
+        tokens = self.prompt_tokens(self.render(messages))
+        if len(tokens) + 16 > self.context_tokens:
+            raise KnownError("The question and its sources do not fit the model's window.",
+                             "Ask with fewer sources per answer.")
+        if not self._prefill(tokens, should_cancel):
+            raise Cancelled()
+        llm = self._llm
+        llm.eval(tokens[-1:])
+        total = 0.0
+        for token in llm.tokenize(reply.encode("utf-8"), add_bos=False, special=False):
+            if should_cancel():
+                raise Cancelled()
+            logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+            top = float(logits.max())
+            total += float(logits[token]) - top - math.log(float(np.exp(logits - top).sum()))
+            llm.eval([token])
+        return total
+
     def check_grammar(self, grammar: str) -> None:
         """Raise KnownError unless llama.cpp parses ``grammar``.
 

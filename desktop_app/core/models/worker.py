@@ -138,6 +138,8 @@ def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: i
                 connection.send(("ok", generator.prime(args, cancelled)))
             elif kind == "stream":
                 _serve_stream(connection, generator, args, cancelled)
+            elif kind == "reply_logprob":
+                connection.send(("ok", generator.reply_logprob(args[0], args[1], cancelled)))
             else:  # pragma: no cover - a caller bug
                 connection.send(("error", f"unknown request {kind!r}", ""))
         except KnownError as exc:
@@ -345,6 +347,11 @@ class WorkerGenerator:
 
     def check_grammar(self, grammar: str) -> None:
         self._call("grammar", grammar)
+
+    def reply_logprob(self, messages: Sequence[Message], reply: str,
+                      should_cancel: Callable[[], bool] = lambda: False) -> float:
+        """See :meth:`LlamaGenerator.reply_logprob` (read in the worker; raises Cancelled)."""
+        return float(self._call("reply_logprob", (list(messages), reply), should_cancel))
 
     def prime(self, messages: Sequence[Message], should_cancel: Callable[[], bool] = lambda: False) -> int:
         try:

@@ -1,0 +1,92 @@
+"""The model's own abstention: before it writes, Folio asks how likely the model is to reply
+with the no-answer sentence; at ABSTAIN_PROBABILITY or more the answer is "no basis", the
+passages it read are shown, and the history says why."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.answer import answering, prompts
+from desktop_app.core.library.store import Store
+from desktop_app.core.search.retrieve import Retriever
+from desktop_app.core.settings import Settings
+from desktop_app.core.types import AnswerFinished, AnswerStarted, NoBasis, TokenDelta
+from tests.core.test_retrieve import add_document
+from tests.fakes import FakeEmbedder, FakeGenerator
+
+
+class DoubtfulGenerator(FakeGenerator):
+    """A fake that would decline with a fixed probability, and records what it was asked."""
+
+    def __init__(self, decline: float, answers: Sequence[str] = ()) -> None:
+        super().__init__(answers)
+        self.decline = decline
+        self.asked: list[str] = []
+
+    def reply_logprob(self, messages: Sequence[dict[str, str]], reply: str,
+                      should_cancel: Callable[[], bool] = lambda: False) -> float:
+        self.asked.append(reply)
+        return math.log(self.decline)
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Store:
+    s = Store(tmp_path / "lib.duckdb")
+    embedder = FakeEmbedder()
+    add_document(s, embedder, "http-spec", [
+        ["The server returns 414 Request-URI Too Long when the URI is longer than it can handle."],
+    ])
+    yield s
+    s.close()
+
+
+def ask(store: Store, generator: FakeGenerator, question: str, **settings: object) -> list[object]:
+    events: list[object] = []
+    answering.answer(question, retriever=Retriever(store, FakeEmbedder()), store=store,
+                     generator_factory=lambda: generator, settings=Settings(judge=False, **settings),
+                     emit=events.append, should_cancel=lambda: False)
+    return events
+
+
+def test_a_model_sure_the_sources_lack_the_answer_ends_in_no_basis_with_the_sources_shown(store: Store) -> None:
+    generator = DoubtfulGenerator(answering.ABSTAIN_PROBABILITY + 0.1, ["It is 414 [1]."])
+    events = ask(store, generator, "What does the server return when the request URI is too long?")
+    assert generator.asked == [prompts.NO_ANSWER["en"]]
+    assert generator.prompts == []  # nothing was written
+    started = next(e for e in events if isinstance(e, AnswerStarted))
+    assert started.sources and "414" in started.sources[0].text  # what it read, clickable
+    reason = next(e for e in events if isinstance(e, NoBasis)).reason
+    assert "found no answer" in reason and f"{answering.ABSTAIN_PROBABILITY + 0.1:.0%}" in reason
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == prompts.NO_ANSWER["en"]
+    finished = next(e for e in events if isinstance(e, AnswerFinished))
+    record = store.answer(finished.answer_id)
+    assert record is not None and record["status"] == "no_basis" and "found no answer" in record["reason"]
+    assert record["sources"]
+
+
+def test_a_model_likely_to_answer_answers(store: Store) -> None:
+    generator = DoubtfulGenerator(answering.ABSTAIN_PROBABILITY - 0.05, ["It returns 414 [1]."])
+    events = ask(store, generator, "What does the server return when the request URI is too long?")
+    assert not any(isinstance(e, NoBasis) for e in events)
+    assert next(e for e in events if isinstance(e, AnswerFinished)).text == "It returns 414 [1]."
+
+
+def test_the_answer_language_picks_the_no_answer_sentence(store: Store) -> None:
+    generator = DoubtfulGenerator(0.9)
+    events = ask(store, generator, "What does the server return when the request URI is too long?",
+                 prompt_language="zh")
+    assert generator.asked == [prompts.NO_ANSWER["zh"]]
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == prompts.NO_ANSWER["zh"]
+
+
+def test_abstention_off_in_settings_and_models_without_the_measure_answer(store: Store) -> None:
+    generator = DoubtfulGenerator(0.99, ["It returns 414 [1]."])
+    events = ask(store, generator, "What does the server return when the request URI is too long?", abstain=False)
+    assert generator.asked == [] and not any(isinstance(e, NoBasis) for e in events)
+    plain = FakeGenerator(["It returns 414 [1]."])  # a model server has no such measure
+    events = ask(store, plain, "What does the server return when the request URI is too long?")
+    assert not any(isinstance(e, NoBasis) for e in events)
