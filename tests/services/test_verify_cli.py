@@ -135,15 +135,16 @@ class JudgeReplies:
 
 
 def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> None:
-    """With a judge the answer model is asked about a line the rules call partial (its
-    'yes' makes it supported, as in an answer); a supported line is asked nothing."""
+    """With a judge the answer model is asked about a line the rules call partial, and its
+    answer does what it does in an answer (judge.POLICY: a 'no' turns it red)."""
+    from desktop_app.core.answer.judge import decide
     passages = [{"label": "1", "text": LEASE[1][1]}]
     lines = [
         json.dumps({"sentence": "The tenant reports damage to the owner within 30 days.", "passages": passages,
                     "ids": ["1"]}),
         json.dumps({"sentence": LEASE[1][1], "passages": passages, "ids": ["1"]}),
     ]
-    gen = JudgeReplies("yes")
+    gen = JudgeReplies("no")
     kb = make_kb(tmp_path, gen)  # type: ignore[arg-type]
     try:
         results = collect(kb.check_claims(lines, judge=True))
@@ -152,13 +153,15 @@ def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> N
         asyncio.run(kb.close())
     unsure, stated = results
     assert rules_only[0]["verdict"] == "partial" and "judge_asked" not in rules_only[0]
-    assert unsure["judge_asked"] and unsure["verdict"] == "supported"
-    assert "the judge (local model) says the passage supports it" in unsure["reason"]
-    assert stated["verdict"] == "supported"
+    assert unsure["judge_asked"] and unsure["verdict"] == str(decide(Verdict.PARTIAL, "no")) != "partial"
+    assert "judge" in unsure["reason"]
+    assert stated["verdict"] in ("supported", str(decide(Verdict.SUPPORTED, "no")))
     assert len(gen.prompts) == 1 + stated["judge_asked"]  # a judge may also be asked to veto
 
 
 def test_checking_a_text_with_the_judge_asks_about_unsure_sentences(folder: Path, tmp_path: Path) -> None:
+    from desktop_app.core.answer.judge import decide
+
     gen = JudgeReplies("no")
     kb = make_kb(tmp_path, gen)  # type: ignore[arg-type]
     try:
@@ -169,5 +172,5 @@ def test_checking_a_text_with_the_judge_asks_about_unsure_sentences(folder: Path
         asyncio.run(kb.close())
     rent, damage = events[1:3]
     assert rent.verdict is Verdict.SUPPORTED
-    assert damage.verdict is Verdict.UNSUPPORTED and "judge (local model) says the passage does not" in damage.reason
+    assert damage.verdict is decide(Verdict.PARTIAL, "no") is not Verdict.PARTIAL and "judge" in damage.reason
     assert damage.source is not None and damage.source.page == 2 and len(gen.prompts) == 1
