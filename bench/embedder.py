@@ -193,18 +193,20 @@ def quality(work: Path, corpus: Path, base: Path | None) -> None:
     for choice in CHOICES:
         store = corpus_library(work, choice, corpus, base)
         retriever = Retriever(store, OnnxEmbedder.from_choice(choice))
+        names = {str(d): Path(str(p)).name for d, p in store._query(  # noqa: SLF001
+            "SELECT doc_id, min(path) FROM files WHERE doc_id IS NOT NULL GROUP BY doc_id")}
         for language, qs in asked.items():
             for q in qs:
                 top = retriever.dense(q["question"], k=50)
                 best_cosine[(choice, language, True)].append(top[0][1] if top else 0.0)
                 keys = [k for k, _ in top]
-                places = retriever._places(keys)  # noqa: SLF001 - (path, page, section)
+                places = retriever._places(keys)  # noqa: SLF001 - (doc_id, page, section)
                 pages_seen: list[tuple[str, int]] = []
                 for k in keys:  # top k distinct pages, as search shows them
                     place = (places[k][0], places[k][1])
                     if place not in pages_seen:
                         pages_seen.append(place)
-                gold = [Path(p).name == q["file"] and page in q["pages"] for p, page in pages_seen]
+                gold = [names.get(doc) == q["file"] and page in q["pages"] for doc, page in pages_seen]
                 results[(choice, language)].append((any(gold[:1]), any(gold[:5]), held_out(q)))
         for language, qs in questions(answerable=False).items():
             for q in qs:
