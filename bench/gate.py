@@ -124,6 +124,7 @@ def retrieve(args: argparse.Namespace) -> None:
             found = retriever.search(row["question"], k)
             ranks = [i for i, p in enumerate(found.passages) if on_page(row, p.doc_path, p.page)]
             row.update(coverage=found.coverage, best_cosine=found.best_cosine, cjk=found.cjk, dense=found.embedder,
+                       detected=found.language,
                        passages=len(found.passages), rank=ranks[0] if ranks else None,
                        embedder=model_id)
         store.close()
@@ -152,7 +153,8 @@ def recall_table(rows: list[dict[str, Any]]) -> None:
 
 def refused_by_code(row: dict[str, Any]) -> bool:
     probe = SimpleNamespace(passages=[None] * row["passages"], coverage=row["coverage"],
-                            best_cosine=row["best_cosine"], cjk=row["cjk"], embedder=row.get("dense", ""))
+                            best_cosine=row["best_cosine"], cjk=row["cjk"], embedder=row.get("dense", ""),
+                            language=row.get("detected", ""))
     return answering.evidence_is_weak(probe) is not None  # type: ignore[arg-type]
 
 

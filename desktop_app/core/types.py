@@ -458,6 +458,7 @@ class Retrieval:
     cjk: bool
     expansion: str = ""  # what the glossary added to the question ("" when nothing)
     embedder: str = ""  # the model id ``best_cosine`` comes from ("": no dense signal)
+    language: str = ""  # the question's ("en", "de", "zh": text/words.question_language)
 
 
 # Citations of an answer: id -> spans, or (id, span) pairs in order.

@@ -23,6 +23,7 @@ class Found:
     cjk: bool = False
     passages: list[object] = field(default_factory=lambda: [object()])
     embedder: str = MINILM
+    language: str = ""
 
 
 def test_nothing_found_has_no_basis() -> None:
@@ -57,15 +58,21 @@ def test_a_question_the_embedder_did_not_read_is_judged_by_coverage_alone() -> N
 
 def test_each_embedder_has_its_own_cosine_scale() -> None:
     # e5 scores unrelated texts ~0.75: a cosine that is close for MiniLM is far for e5.
-    e5 = gate_thresholds(E5, cjk=False)
+    e5 = gate_thresholds(E5, "en")
     assert e5 is not None and e5.cosine > MIN_COSINE_ALONE + 0.2
     assert evidence_is_weak(Found(0.05, MIN_COSINE_ALONE + 0.2, embedder=MINILM)) is None
     assert evidence_is_weak(Found(0.05, MIN_COSINE_ALONE + 0.2, embedder=E5)) is not None
-    assert evidence_is_weak(Found(0.05, e5.cosine + 0.01, embedder=E5)) is None
+    assert evidence_is_weak(Found(e5.floor + 0.01, e5.cosine + 0.01, embedder=E5)) is None
+    # English: few shared words refuse even at a close cosine (e5 scores off-topic English
+    # as close as answerable); German compounds share few words, so German has no floor.
+    assert evidence_is_weak(Found(e5.floor - 0.01, 0.99, embedder=E5)) is not None
+    de = gate_thresholds(E5, "de")
+    assert de is not None and de.floor < e5.floor
+    assert evidence_is_weak(Found(e5.floor - 0.01, de.cosine + 0.01, embedder=E5, language="de")) is None
 
 
 def test_a_chinese_question_read_by_a_multilingual_embedder_uses_its_cosine() -> None:
-    zh = gate_thresholds(E5, cjk=True)
+    zh = gate_thresholds(E5, "zh")
     assert zh is not None
     # Few shared bigrams, but close in meaning: answered.
     assert evidence_is_weak(Found(0.0, zh.cosine + 0.01, cjk=True, embedder=E5)) is None
@@ -74,6 +81,6 @@ def test_a_chinese_question_read_by_a_multilingual_embedder_uses_its_cosine() ->
 
 def test_an_uncalibrated_embedder_leaves_coverage_alone_to_decide() -> None:
     # A folder the user picked: its cosine scale is unknown, so it neither refuses nor rescues.
-    assert gate_thresholds("my-embedder:abc", cjk=False) is None
+    assert gate_thresholds("my-embedder:abc", "en") is None
     assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.01, embedder="my-embedder:abc")) is None
     assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.99, embedder="my-embedder:abc")) is not None

@@ -295,7 +295,8 @@ class Retriever:
         from the documents at or under those paths. ``fusion`` replaces the language's
         weights (bench/retrieval.py ranks by one retriever alone with it: the same glossary,
         title share and one passage per page as the fused ranking)."""
-        cjk = termlib.question_language(query) == "zh"
+        language = termlib.question_language(query)
+        cjk = language == "zh"
         if fusion is None:
             fusion = self._weights(query, cjk)
         asked = termlib.query_terms(query)
@@ -303,7 +304,7 @@ class Retriever:
         weights, dense_query = _with_expansion(query, asked, expansion)
         within = self._within(scope)
         if within is not None and within.shape[0] == 0:
-            return Retrieval([], 0.0, 0.0, cjk, expansion)
+            return Retrieval([], 0.0, 0.0, cjk, expansion, language=language)
         keys = cosines = np.zeros(0)
         semantic: list[tuple[int, float]] = []
         # The embedder and the matrix product run on a worker thread while DuckDB scores
@@ -320,7 +321,7 @@ class Retriever:
             lexical = self._add_chunks(lexical, [key for key, _ in semantic])
         candidates = list(dict.fromkeys([key for key, _ in lexical.ranked] + [key for key, _ in semantic]))
         if not candidates:
-            return Retrieval([], 0.0, 0.0, cjk, expansion)
+            return Retrieval([], 0.0, 0.0, cjk, expansion, language=language)
         cos = _lookup(keys, cosines, candidates)
         places = self._places(candidates)
         scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
@@ -337,7 +338,8 @@ class Retriever:
             best_cosine = float(plain_cosines.max()) if plain_cosines.shape[0] else 0.0
         return Retrieval(passages=passages, coverage=coverage, best_cosine=best_cosine, cjk=cjk,
                          expansion=expansion,
-                         embedder=self.vectors.model_id if semantic and self.vectors is not None else "")
+                         embedder=self.vectors.model_id if semantic and self.vectors is not None else "",
+                         language=language)
 
     def _fuse(
         self,
