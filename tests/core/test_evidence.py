@@ -112,3 +112,15 @@ def test_payload_carries_read_spans_and_checks_see_only_what_was_read() -> None:
     masked = read_only(kept)
     assert len(masked) == len(text) and "The fee is 30 dollars." in masked and "committee" not in masked
     assert read_only(dataclasses.replace(kept, read=())) == text
+
+
+def test_one_source_keeps_the_cached_head_of_the_prompt() -> None:
+    def render(count: int) -> list[dict[str, str]]:
+        chosen = [passage(n, f"The fee is {n} dollars.") for n in range(1, count + 1)]
+        source_map = SourceMap.build(chosen)
+        return prompts.build_prompt("What is the fee?", [(lab, source_map.marker(lab), p) for lab, p in source_map.items()],
+                                    count_tokens=words, context_tokens=4096, answer_tokens=320).messages
+
+    primed = prompts.build_prompt("", [], count_tokens=words, context_tokens=4096, answer_tokens=320).messages
+    for count in (1, 2, 3):
+        assert render(count)[:-1] == primed[:-1]  # system and worked examples: the cached head
