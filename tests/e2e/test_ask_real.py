@@ -166,3 +166,26 @@ def test_ask_and_search_within_a_file_stay_in_it(library: tuple[Path, dict[str, 
 
     missing = folio(["ask", question, "--in", str(folder / "nowhere.pdf"), "--model", "small"], env)
     assert missing.returncode == 2 and "holds no document of the library" in missing.stderr
+
+
+def test_sources_come_first_as_evidence_and_the_answer_carries_its_stats(
+    library: tuple[Path, dict[str, str]],
+) -> None:
+    _, env = library
+    events = ask(env, "Who launched the PDF.js project, and in which year?")
+    started = events[0]
+    assert started["event"] == "answer_started" and started["prompt_tokens"] > 0
+    kinds = [e["event"] for e in events]
+    assert kinds.index("answer_started") < kinds.index("token")  # the sources before any word
+    for source in started["sources"]:  # evidence: exact spans of the chunk, in its order
+        spans = source["read"]
+        assert spans and all(0 <= a < b <= len(source["text"]) for a, b in spans)
+        assert [a for a, _ in spans] == sorted(a for a, _ in spans)
+    stats = next(e for e in events if e["event"] == "answer_finished")["stats"]
+    assert stats["prompt_tokens"] > stats["cached_tokens"] >= 0 and stats["first_token_s"] > 0
+    assert stats["tokens_per_s"] > 0 and 0.0 <= stats["draft_accept_rate"] <= 1.0
+    done = folio(["ask", "Who launched the PDF.js project?", "--model", "small", "--max-tokens", "40",
+                  "--stats"], env)
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.strip().startswith("stats:"))
+    assert "prompt" in line and "tokens/s" in line and "first token" in line
