@@ -64,7 +64,7 @@ def embedder(choice: str, threads: int, fp32: Path | None = None) -> OnnxEmbedde
         assert spec is not None
         _, tokenizer = models.resolve_embedder("default")
         return OnnxEmbedder(fp32, tokenizer, threads=threads, prefixes=spec.prefixes, model_id="e5-fp32")
-    return OnnxEmbedder.from_choice(choice, threads=threads)
+    return models.open_embedder(choice, threads=threads)
 
 
 def corpus_library(work: Path, choice: str, corpus: Path, base: Path | None = None) -> Store:
@@ -79,7 +79,7 @@ def corpus_library(work: Path, choice: str, corpus: Path, base: Path | None = No
     store = Store(path)
     if fresh:
         began = time.perf_counter()
-        indexer = Indexer(store, OnnxEmbedder.from_choice(choice))
+        indexer = Indexer(store, models.open_embedder(choice))
         if base is not None:
             indexer.reindex(lambda _e: None)
             chunks = len(store.all_chunk_texts())
@@ -134,7 +134,7 @@ def ingest(corpus: Path, rounds: int, files: str) -> None:
         folder.mkdir()
         for pdf in picked:
             (folder / pdf.name).symlink_to(pdf)
-        loaded = {c: OnnxEmbedder.from_choice(c) for c in CHOICES}
+        loaded = {c: models.open_embedder(c) for c in CHOICES}
         seconds: dict[str, list[float]] = defaultdict(list)
         cpu_seconds: dict[str, list[float]] = defaultdict(list)
         chunks: dict[str, int] = {}
@@ -192,7 +192,7 @@ def quality(work: Path, corpus: Path, base: Path | None) -> None:
     best_cosine: dict[tuple[str, str, bool], list[float]] = defaultdict(list)
     for choice in CHOICES:
         store = corpus_library(work, choice, corpus, base)
-        retriever = Retriever(store, OnnxEmbedder.from_choice(choice))
+        retriever = Retriever(store, models.open_embedder(choice))
         names = {str(d): Path(str(p)).name for d, p in store._query(  # noqa: SLF001
             "SELECT doc_id, min(path) FROM files WHERE doc_id IS NOT NULL GROUP BY doc_id")}
         for language, qs in asked.items():

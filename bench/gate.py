@@ -83,13 +83,13 @@ def load(languages: Sequence[str]) -> list[dict[str, Any]]:
 
 def open_library(db: Path, embedder_choice: str = "default") -> tuple[Any, Any, str]:
     from desktop_app.core.library.store import Store
-    from desktop_app.core.models.embed import OnnxEmbedder
+    from desktop_app.core.models.catalog import open_embedder
     from desktop_app.core.search.retrieve import Retriever
 
     if not db.is_file():
         sys.exit(f"{db} does not exist: index ../shared/corpus into it first (see --help)")
     store = Store(db)
-    embedder = OnnxEmbedder.from_choice(embedder_choice)
+    embedder = open_embedder(embedder_choice)
     return store, Retriever(store, embedder), embedder.model_id
 
 

@@ -42,6 +42,7 @@ sys.path.insert(0, str(REPO))
 
 from desktop_app.core.ingest.indexing import Indexer  # noqa: E402
 from desktop_app.core.library.store import Store  # noqa: E402
+from desktop_app.core.models.catalog import open_embedder  # noqa: E402
 from desktop_app.core.models.embed import OnnxEmbedder  # noqa: E402
 
 SHARED = REPO.parent / "shared"
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.corpus.is_dir():
         print(f"{args.corpus} is absent: this benchmark needs the shared corpus", file=sys.stderr)
         return 2
-    embedder = OnnxEmbedder.from_choice(args.embedder, threads=args.threads)
+    embedder = open_embedder(args.embedder, threads=args.threads)
     embedder.embed_passages(["warm up the session"] * 4)
     folder = pick_files(args.corpus, args.limit)
     print(f"{os.cpu_count()} cores; corpus {folder} ({len(list(folder.glob('*.pdf')))} files);"

@@ -146,10 +146,10 @@ def hand(path: Path) -> list[Question]:
 
 
 def _embedder(choice: str = "default") -> Any:
-    from desktop_app.core.models.embed import OnnxEmbedder
+    from desktop_app.core.models.catalog import open_embedder
 
     # As the facade builds it (services/knowledge_base.py), so that the model id matches.
-    return OnnxEmbedder.from_choice(choice)
+    return open_embedder(choice)
 
 
 def ensure_library(db: Path, folder: Path, embedder: Any) -> Store:

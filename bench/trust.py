@@ -137,14 +137,13 @@ def spread(cases: list[Case], limit: int | None, categories: Sequence[str] = CAT
 
 def open_library(db: Path) -> tuple[Any, Any]:
     from desktop_app.core.library.store import Store
-    from desktop_app.core.models import catalog as models
-    from desktop_app.core.models.embed import OnnxEmbedder
+    from desktop_app.core.models.catalog import open_embedder
     from desktop_app.core.search.retrieve import Retriever
 
     if not db.is_file():
         sys.exit(f"{db} does not exist: index the shared PDFs into it first (see --help)")
     store = Store(db)
-    embedder = OnnxEmbedder.from_choice("default")  # the model id the app stores vectors under
+    embedder = open_embedder("default")  # the model id the app stores vectors under
     return store, Retriever(store, embedder)
 
 

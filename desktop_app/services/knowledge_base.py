@@ -99,11 +99,11 @@ class KnowledgeBase:
     def embedder(self) -> Embedder:
         with self._lock:
             if self._embedder is None:
-                from desktop_app.core.models.embed import OnnxEmbedder
+                from desktop_app.core.models.catalog import open_embedder
 
-                # from_choice names the default model by its manifest id, the same id
+                # open_embedder names the default model by its manifest id, the same id
                 # whoever builds the library (CLI, window, benches).
-                self._embedder = OnnxEmbedder.from_choice(self.settings.embedder)
+                self._embedder = open_embedder(self.settings.embedder)
             return self._embedder
 
     @property

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from desktop_app.core.errors import KnownError
+from desktop_app.core.models.catalog import open_embedder
 from desktop_app.core.models.embed import OnnxEmbedder
 from desktop_app.core.stages import Embedder
 
@@ -140,8 +141,8 @@ def test_identity_dim_and_empty_input(embedder_dir: Path) -> None:
     assert renamed.model_id == "mine"
 
 
-def test_from_choice_reads_a_folder(embedder_dir: Path) -> None:
-    embedder = OnnxEmbedder.from_choice(str(embedder_dir), threads=1)
+def test_open_embedder_reads_a_folder(embedder_dir: Path) -> None:
+    embedder = open_embedder(str(embedder_dir), threads=1)
     np.testing.assert_allclose(embedder.embed(["date"])[0], _expected("date"), atol=1e-6)
 
 

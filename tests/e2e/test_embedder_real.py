@@ -14,6 +14,7 @@ import pytest
 
 from desktop_app.core import paths
 from desktop_app.core.errors import ModelMissingError
+from desktop_app.core.models.catalog import open_embedder
 from desktop_app.core.models.embed import OnnxEmbedder
 from tests.conftest import require
 
@@ -27,7 +28,7 @@ def embedder() -> OnnxEmbedder:
         with pytest.MonkeyPatch.context() as patch:
             patch.setenv("FOLIO_HOME", home)
             try:
-                return OnnxEmbedder.from_choice("minilm")
+                return open_embedder("minilm")
             except ModelMissingError:
                 continue
     require(False, "the embedder is not installed: run `folio models install --small`")

@@ -38,7 +38,7 @@ def test_the_panel_names_what_is_missing_and_offers_three_ways(first_run) -> Non
     assert panel.isVisible()
     words = panel.details.text()
     assert "Answer model" in words and "Embedder" in words and "is not installed" in words
-    assert panel.install_button.isVisible() and "Install the default models (1.1 GB)" == panel.install_button.text()
+    assert panel.install_button.isVisible() and "Install the default models (1.2 GB)" == panel.install_button.text()
     assert panel.gguf_button.isVisible() and panel.samples_button.isVisible()
 
 
@@ -53,7 +53,7 @@ def test_install_shows_progress_runs_off_the_gui_thread_and_rebuilds_the_facade(
         await until(lambda: dialog.bar.value() == 50, what="half of the first file")
         assert dialog.isVisible()
         assert "qwen2.5-coder-1.5b-instruct-q4_k_m" in dialog.file_label.text()
-        assert "(file 1 of 3)" in dialog.file_label.text()
+        assert "(file 1 of 5)" in dialog.file_label.text()
         assert "558.7 MB of 1.1 GB (50%)" == dialog.bytes_label.text()
         installer.release.set()
         assert await window.setup.task

@@ -252,6 +252,21 @@ def embedder_spec(choice: str, role: ModelRole = ModelRole.EMBEDDER) -> ModelSpe
     return next(s for s in load_manifest() if s.role is role and s.choice == choice)
 
 
+def open_embedder(choice: str = "default", **kwargs: Any) -> Any:
+    """The embedder named in Settings ("default", "minilm" or a folder with model.onnx +
+    tokenizer.json) as an OnnxEmbedder: a built-in one under its manifest id (the id its
+    vectors are stored under), with its prefixes and languages."""
+    from desktop_app.core.models.embed import OnnxEmbedder
+
+    model_path, tokenizer_path = resolve_embedder(choice)
+    spec = embedder_spec(choice)
+    if spec is not None:
+        kwargs.setdefault("model_id", f"{spec.id}:{spec.sha256[:12]}")
+        kwargs.setdefault("prefixes", spec.prefixes)
+        kwargs.setdefault("multilingual", spec.multilingual)
+    return OnnxEmbedder(model_path, tokenizer_path, **kwargs)
+
+
 def resolve_embedder(choice: str) -> tuple[Path, Path]:
     """(model.onnx, tokenizer.json) for ``choice``: "default", "minilm" or a folder holding both."""
     model = embedder_spec(choice)

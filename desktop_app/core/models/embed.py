@@ -16,12 +16,11 @@ import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from desktop_app.core.errors import KnownError
-from desktop_app.core.models import catalog as models
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -107,17 +106,6 @@ class OnnxEmbedder:
             options.intra_op_num_threads,
             sorted(self._inputs),
         )
-
-    @classmethod
-    def from_choice(cls, choice: str = "default", **kwargs: Any) -> OnnxEmbedder:
-        """The embedder named in Settings: "default" or a folder with model.onnx + tokenizer.json."""
-        model_path, tokenizer_path = models.resolve_embedder(choice)
-        spec = models.embedder_spec(choice)
-        if spec is not None:
-            kwargs.setdefault("model_id", f"{spec.id}:{spec.sha256[:12]}")
-            kwargs.setdefault("prefixes", spec.prefixes)
-            kwargs.setdefault("multilingual", spec.multilingual)
-        return cls(model_path, tokenizer_path, **kwargs)
 
     @property
     def model_id(self) -> str:
