@@ -326,9 +326,6 @@ def install(
         else:
             todo.append(job)
     _check_disk_space([job.spec for job in todo], models_dir)
-    converted = [job for job in todo if job.spec.convert]
-    if converted:
-        _convert(converted, models_dir)
     for job in todo:
         if job.spec.convert:
             continue
@@ -339,6 +336,9 @@ def install(
             job.assemble(Path(scratch))
         job.report(InstallStep.INSTALLED, job.spec.size, done_models=1)
         logger.info("installed %s at %s", job.spec.id, job.target)
+    converted = [job for job in todo if job.spec.convert]
+    if converted:  # last, as the manifest lists them: the slow step comes after the downloads
+        _convert(converted, models_dir)
     return [job.target for job in jobs]
 
 
