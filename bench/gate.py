@@ -329,9 +329,10 @@ ABSTAIN_GRID = [0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6
 
 
 def fit_abstain(results: list[dict[str, Any]], max_wrong: float) -> None:
-    """The lowest decline probability that keeps answerable refusals of the tuning half at
-    most ``max_wrong`` in every language (from a run made with ``--abstain 1.01``, which
-    records each question's probability and the model's own answer); both halves printed."""
+    """The lowest decline probability that adds no more than ``max_wrong`` answerable
+    refusals of the tuning half, in any language, to those the gate and the model's own
+    written refusals make anyway (from a run made with ``--abstain 1.01``, which records each
+    question's probability and the model's own answer); both halves printed."""
     def refused(r: dict[str, Any], cut: float) -> bool:
         return bool(r["no_basis"] or (r.get("decline_p") or 0.0) >= cut)
 
@@ -344,10 +345,11 @@ def fit_abstain(results: list[dict[str, Any]], max_wrong: float) -> None:
     langs = sorted({r["lang"] for r in results})
     print("\ndecline probability: answerable refused / unanswerable refused, per language (tuning half)")
     chosen = None
+    anyway = {lang: shares([r for r in tune if r["lang"] == lang], 2.0)[0] for lang in langs}
     for cut in ABSTAIN_GRID:
         cells = {lang: shares([r for r in tune if r["lang"] == lang], cut) for lang in langs}
         print(f"  >= {cut:4.2f}: " + "  ".join(f"{lang} {a:.0%} / {u:.0%}" for lang, (a, u) in cells.items()))
-        if chosen is None and all(a <= max_wrong for a, _ in cells.values()):
+        if chosen is None and all(a <= anyway[lang] + max_wrong for lang, (a, _) in cells.items()):
             chosen = cut
     print(f"chosen on the tuning half: ABSTAIN_PROBABILITY = {chosen}")
     if chosen is not None:

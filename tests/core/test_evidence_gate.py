@@ -82,5 +82,7 @@ def test_a_chinese_question_read_by_a_multilingual_embedder_uses_its_cosine() ->
 def test_an_uncalibrated_embedder_leaves_coverage_alone_to_decide() -> None:
     # A folder the user picked: its cosine scale is unknown, so it neither refuses nor rescues.
     assert gate_thresholds("my-embedder:abc", "en") is None
+    # A folder holding MiniLM, named after it, is MiniLM.
+    assert gate_thresholds("all-MiniLM-L6-v2-int8:8199be6f699a", "en") == gate_thresholds(MINILM, "en")
     assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.01, embedder="my-embedder:abc")) is None
     assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.99, embedder="my-embedder:abc")) is not None
