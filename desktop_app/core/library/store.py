@@ -264,24 +264,7 @@ class Store(LibraryQueries):
                         cur.execute("INSERT INTO ocr_lines SELECT * FROM lines_in")
                         cur.unregister("lines_in")
                 if chunks:
-                    table = pa.table({
-                        "chunk_id": [c.chunk_id for c in chunks],
-                        "ckey": pa.array(ckeys, pa.int64()),
-                        "doc_id": [c.doc_id for c in chunks],
-                        "page": [c.page for c in chunks],
-                        "idx": [c.index for c in chunks],
-                        "text": [c.text for c in chunks],
-                        "char_start": [c.char_start for c in chunks],
-                        "char_end": [c.char_end for c in chunks],
-                        "section": [c.section for c in chunks],
-                        "n_terms": [sum(t.values()) for t in chunk_terms],
-                    })
-                    cur.register("chunks_in", table)
-                    cur.execute("INSERT INTO chunks SELECT * FROM chunks_in")
-                    cur.unregister("chunks_in")
-                    postings.append(cur, ckeys, chunk_terms)
-                    if vectors is not None:
-                        self._insert_vectors(cur, ckeys, vectors, model_id)
+                    self._insert_chunks(cur, chunks, ckeys, chunk_terms, vectors, model_id)
                 cur.execute("DELETE FROM files WHERE path = ?", [doc.path])
                 cur.execute(
                     "INSERT INTO files (path, doc_id, size, mtime, status, error) VALUES (?, ?, ?, ?, ?, ?)",
@@ -296,6 +279,32 @@ class Store(LibraryQueries):
             self._next_ckey = first + len(chunks)
             self.generation += 1
             postings.maybe_compact(cur)
+
+    def _insert_chunks(self, cur: Any, chunks: Sequence[Chunk], ckeys: Sequence[int],
+                       chunk_terms: Sequence[dict[str, int]], vectors: np.ndarray | None,
+                       model_id: str) -> None:
+        """Write ``chunks`` (with their keys), their postings and their vectors, inside the
+        caller's transaction (a new document, or a document cut again)."""
+        import pyarrow as pa
+
+        table = pa.table({
+            "chunk_id": [c.chunk_id for c in chunks],
+            "ckey": pa.array(ckeys, pa.int64()),
+            "doc_id": [c.doc_id for c in chunks],
+            "page": [c.page for c in chunks],
+            "idx": [c.index for c in chunks],
+            "text": [c.text for c in chunks],
+            "char_start": [c.char_start for c in chunks],
+            "char_end": [c.char_end for c in chunks],
+            "section": [c.section for c in chunks],
+            "n_terms": [sum(t.values()) for t in chunk_terms],
+        })
+        cur.register("chunks_in", table)
+        cur.execute("INSERT INTO chunks SELECT * FROM chunks_in")
+        cur.unregister("chunks_in")
+        postings.append(cur, ckeys, chunk_terms)
+        if vectors is not None:
+            self._insert_vectors(cur, ckeys, vectors, model_id)
 
     def _insert_vectors(self, cur: Any, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
         import pyarrow as pa
@@ -570,7 +579,6 @@ class Store(LibraryQueries):
                        vectors: np.ndarray | None, model_id: str, chunked_with: str) -> None:
         """Put ``chunks`` (cut again from the stored pages) in place of a document's chunks,
         with their postings and vectors, in one transaction."""
-        import pyarrow as pa
 
         assert len(chunks) == len(chunk_terms)
         with self._write_lock:
@@ -585,24 +593,7 @@ class Store(LibraryQueries):
                 cur.execute("UPDATE documents SET chunks = ?, chunked_with = ? WHERE doc_id = ?",
                             [len(chunks), chunked_with, doc_id])
                 if chunks:
-                    table = pa.table({
-                        "chunk_id": [c.chunk_id for c in chunks],
-                        "ckey": pa.array(ckeys, pa.int64()),
-                        "doc_id": [c.doc_id for c in chunks],
-                        "page": [c.page for c in chunks],
-                        "idx": [c.index for c in chunks],
-                        "text": [c.text for c in chunks],
-                        "char_start": [c.char_start for c in chunks],
-                        "char_end": [c.char_end for c in chunks],
-                        "section": [c.section for c in chunks],
-                        "n_terms": [sum(t.values()) for t in chunk_terms],
-                    })
-                    cur.register("chunks_in", table)
-                    cur.execute("INSERT INTO chunks SELECT * FROM chunks_in")
-                    cur.unregister("chunks_in")
-                    postings.append(cur, ckeys, chunk_terms)
-                    if vectors is not None:
-                        self._insert_vectors(cur, ckeys, vectors, model_id)
+                    self._insert_chunks(cur, chunks, ckeys, chunk_terms, vectors, model_id)
                 cur.execute("COMMIT")
             except Exception:
                 cur.execute("ROLLBACK")
