@@ -221,7 +221,7 @@ def answers(args: argparse.Namespace) -> None:
 
     store, retriever, model_id = open_library(args.db)
     # The judge (on in the app) only changes verdicts, not what is refused or cited: off here.
-    settings = Settings(answer_model=args.model, use_grammar=args.grammar, judge=False)
+    settings = Settings(answer_model=args.model, use_grammar=args.grammar, judge=False, abstain=True)
     if args.max_tokens:
         settings = settings.replace(max_tokens=args.max_tokens)
     generator = LlamaGenerator(models.resolve_answer_model(args.model),

@@ -46,8 +46,9 @@ def store(tmp_path: Path) -> Store:
 
 def ask(store: Store, generator: FakeGenerator, question: str, **settings: object) -> list[object]:
     events: list[object] = []
+    chosen = {"judge": False, "abstain": True, **settings}
     answering.answer(question, retriever=Retriever(store, FakeEmbedder()), store=store,
-                     generator_factory=lambda: generator, settings=Settings(judge=False, **settings),
+                     generator_factory=lambda: generator, settings=Settings(**chosen),
                      emit=events.append, should_cancel=lambda: False)
     return events
 
