@@ -93,7 +93,8 @@ def run(db: Path, *, model: str = "default", threads: int = 2, half: str = "held
     from desktop_app.core.settings import Settings
     from desktop_app.services.knowledge_base import KnowledgeBase
 
-    new = Settings(answer_model=model, threads=threads, embedder=embedder)
+    # No judge: it runs after AnswerFinished and evicts the cached head the next question reads.
+    new = Settings(answer_model=model, threads=threads, embedder=embedder, judge=False)
     if max_tokens:
         new = new.replace(max_tokens=max_tokens)
     if evidence_tokens is not None:
