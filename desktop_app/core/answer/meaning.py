@@ -244,7 +244,7 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
             return finding
     # 2. negation and modality of the clauses that state the claim
     strong = [c for m, c in scored if m >= 0.5 * scored[0][0]]
-    claim_negated, claim_modal = negated(claim), modality(claim)
+    claim_modal = modality(claim)
     for part in _CLAIM_PARTS.split(_clean(claim)):
         finding = _negation(part, units, [c for _, c in scored])
         if finding is not None:
@@ -302,7 +302,7 @@ def _attributed(claim: str, clause: _Clause, units: Units,
         return False
     end = clause.start + len(clause.text)
     m = None
-    for m in _ATTRIBUTION.finditer(clause.sentence[:end]):
+    for m in _ATTRIBUTION.finditer(clause.sentence[:end]):  # noqa: B007 - the last match is wanted
         pass
     if m is None:
         return False
