@@ -110,8 +110,11 @@ def test_bundle_lists_the_installed_models(
         "smollm2-135m-instruct-q4_1",
         "all-minilm-l6-v2-int8",
         "all-minilm-l6-v2-tokenizer",
+        "multilingual-e5-small-int8",
+        "multilingual-e5-small-tokenizer",
     }
     assert states["smollm2-135m-instruct-q4_1"] == states["all-minilm-l6-v2-int8"] == "installed"
+    assert states["multilingual-e5-small-int8"] == "installed"
 
 
 def test_bundle_installs_the_small_models(folio_exe: Path, tmp_path: Path) -> None:
@@ -119,10 +122,11 @@ def test_bundle_installs_the_small_models(folio_exe: Path, tmp_path: Path) -> No
     result = run_bundle(folio_exe, ["models", "install", "--small"], home, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     installed = [Path(line[3:]) for line in result.stdout.splitlines() if line.startswith("ok ")]
-    assert len(installed) == 3
+    # the small answer model, MiniLM and its tokenizer, e5 (converted in the bundle) and its tokenizer
+    assert len(installed) == 5
     assert all(path.is_relative_to(home) and path.stat().st_size > 0 for path in installed)
     listing = run_bundle(folio_exe, ["models", "list"], home)
-    assert listing.stdout.count(" installed ") == 3, listing.stdout
+    assert listing.stdout.count(" installed ") == 5, listing.stdout
 
 
 def test_bundle_indexes_and_searches_a_folder(
