@@ -170,7 +170,7 @@ def gate(args: argparse.Namespace) -> None:
         found = retriever.search(case.question, settings.sources_per_answer)
         hit = any(on_evidence(case, p.doc_path, p.page) for p in found.passages)
         rows.append({**asdict(case), "coverage": found.coverage, "best_cosine": found.best_cosine,
-                     "cjk": found.cjk, "passages": len(found.passages), "hit": hit})
+                     "cjk": found.cjk, "embedder": found.embedder, "passages": len(found.passages), "hit": hit})
     store.close()
     print(f"retrieved {len(rows)} questions in {time.perf_counter() - started:.0f} s")
     if args.json_out:
@@ -194,7 +194,8 @@ def lexical_only(row: dict[str, Any]) -> bool:
 
 def refused_by_code(row: dict[str, Any]) -> bool:
     probe = SimpleNamespace(passages=[None] * row["passages"], coverage=row["coverage"],
-                            best_cosine=row["best_cosine"], cjk=row["cjk"])
+                            best_cosine=row["best_cosine"], cjk=row["cjk"],
+                            embedder=row.get("embedder", ""), language="")
     return answering.evidence_is_weak(probe) is not None
 
 

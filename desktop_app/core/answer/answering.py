@@ -94,8 +94,8 @@ def evidence_is_weak(retrieval: Retrieval) -> str | None:
     """A reason when the retrieved passages cannot support an answer, else None."""
     if not retrieval.passages:
         return "No passage in the library matches the question."
-    language = getattr(retrieval, "language", "") or ("zh" if retrieval.cjk else "en")
-    gate = gate_thresholds(getattr(retrieval, "embedder", ""), language)
+    language = retrieval.language or ("zh" if retrieval.cjk else "en")
+    gate = gate_thresholds(retrieval.embedder, language)
     if gate is None or retrieval.best_cosine <= 0.0:
         if retrieval.coverage < MIN_COVERAGE_LEXICAL:
             return (

@@ -579,7 +579,6 @@ class Store(LibraryQueries):
                        vectors: np.ndarray | None, model_id: str, chunked_with: str) -> None:
         """Put ``chunks`` (cut again from the stored pages) in place of a document's chunks,
         with their postings and vectors, in one transaction."""
-
         assert len(chunks) == len(chunk_terms)
         with self._write_lock:
             cur = self._cursor()
