@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from desktop_app.core.answer import bindings
 from desktop_app.core.answer.claims import Number, numbers_in
 
 Units = Callable[[str], Mapping[str, float]]
@@ -36,6 +37,9 @@ class Finding:
             "number": "the passage gives another number for it",
             "condition": "the passage states it only under a condition",
             "attribution": "the passage reports it as someone's claim, not as a fact",
+            "owner": "the passage gives it to the other party",
+            "group": "the passage gives that number to another group",
+            "tick": "the passage ticks another box",
         }[self.kind]
         return f"{what}; the passage says: {self.quote}"
 
@@ -126,7 +130,7 @@ def opposite_word(claim: str, clause: str) -> str | None:
     """A word of ``claim`` whose opposite ``clause`` says instead ("least" for "most")."""
     for mine, theirs in _ANTONYM_RES:
         m = mine.search(claim)
-        if m and theirs.search(clause) and not mine.search(clause):
+        if m and theirs.search(clause) and not mine.search(clause) and not theirs.search(claim):
             return m.group()
     return None
 
@@ -137,6 +141,9 @@ _CONDITION = re.compile(
     r"|除非|如果|若|假如|倘若|只有|一旦|如",
     re.IGNORECASE,
 )
+_CONDITION_OPEN = re.compile(
+    r"\s*(?:\d{1,3}[.)、]\s*)?(?:if|unless|only if|provided that|in case|wenn|falls|sofern)\b"
+    r"|\s*(?:除非|如果|假如|倘若|若|只要|一旦)", re.IGNORECASE)
 _CONDITION_END = re.compile(r"\bthen\b|[,，;；:：]|那么|则|就")
 _ATTRIBUTION = re.compile(
     r"\b(?:saying|claim(?:ed|ing|s)?|argu(?:ed|ing|es)|alleg(?:ed|ing|es)|contend(?:ed|ing|s)?"
@@ -154,9 +161,13 @@ def _share(units: Units, part: str, whole: Mapping[str, float]) -> float:
 
 def _condition(units: Units, claim: str, claim_units: Mapping[str, float], sentence: str,
                at: int) -> str | None:
-    """The condition governing position ``at`` of ``sentence`` that the claim leaves out."""
+    """The condition governing position ``at`` of ``sentence`` that the claim leaves out. A
+    condition governs the clause after it (after its "then" when it has one), not the
+    clauses after that one ("if A, then B, and C": C is stated as a fact); a condition on
+    another number than the claim's ("If 126, ...") is another case, not the claim's."""
     if _CONDITION.search(claim) or _ATTRIBUTION.search(claim):
         return None
+    claim_values = {u for u in claim_units if u.startswith("#")}
     for m in _CONDITION.finditer(sentence[:at]):
         end = _CONDITION_END.search(sentence, m.end() + 1)
         stop = end.start() if end is not None and end.start() < at else at
@@ -164,7 +175,12 @@ def _condition(units: Units, claim: str, claim_units: Mapping[str, float], sente
             # "if, as X had said, A, then B": the condition runs to "then" when there is one
             then = re.search(r"\bthen\b|那么|则", sentence[m.end() : at])
             stop = m.end() + then.start() if then else stop
+        if re.search(r"[,，;；]", sentence[stop + 1 : at]):
+            continue  # ``at`` lies beyond the clause the condition governs
         condition = sentence[m.start() : stop]
+        values = {u for u in units(condition) if u.startswith("#")}
+        if values and claim_values and not values & claim_values:
+            continue  # "If 126, ..." for a claim about 0-125: another case
         if _share(units, condition[m.end() - m.start() :], claim_units) < 0.5:
             return condition.strip(" ,，")
     return None
@@ -257,14 +273,48 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
         modals = set().union(*(modalities(c.text) for c in strong))
         if modals and not claimed & modals:
             return Finding("modality", _quote(best), True)
-    # 3. a condition or a report the claim states as a plain fact
+    # 3. what the passage binds to what: a party's thing, a group's number, a ticked box
+    finding = _unbound(claim, [c.sentence for c in strong], sentences, units, claim_units)
+    if finding is not None:
+        return finding
+    # 4. a condition or a report the claim states as a plain fact
+    conditional = bool(_CONDITION.search(claim) or bindings.states_condition(claim))
     stated = [c for c in strong if _condition(units, claim, claim_units, c.sentence, c.start) is None
+              and (conditional or not _CONDITION_OPEN.match(c.text))
               and not _attributed(claim, c, units, claim_units)]
+    if best not in stated or _dropped(units, claim, claim_units, best) is not None:
+        # the clause that best states the claim holds only under a condition it leaves out
+        stated = []
     if not stated:
         cond = _condition(units, claim, claim_units, best.sentence, best.start)
         if cond is not None:
             return Finding("condition", _quote(best, whole=True), False)
+        dropped = _dropped(units, claim, claim_units, best)
+        if dropped is not None:
+            return Finding("condition", _quote_text(dropped), False)
         return Finding("attribution", _quote(best), False)
+    return None
+
+
+def _dropped(units: Units, claim: str, claim_units: Mapping[str, float], clause: _Clause) -> str | None:
+    return bindings.dropped_condition(units, claim, claim_units, clause.sentence, clause.start,
+                                      clause.start + len(clause.text))
+
+
+def _unbound(claim: str, strong: Sequence[str], sentences: Sequence[str], units: Units,
+             claim_units: Mapping[str, float]) -> Finding | None:
+    """A thing the claim gives to the other party, a number it gives to another group, or
+    a tick box it answers otherwise than the passage ticked it."""
+    for sentence in dict.fromkeys(strong):
+        if bindings.swapped_owner(claim, sentence) is not None:
+            return Finding("owner", _quote_text(sentence), True)
+        if bindings.regrouped(claim, sentence) is not None:
+            return Finding("group", _quote_text(sentence), True)
+    passage = "\n".join(sentences)
+    if bindings.has_tick_boxes(passage):
+        ticked = bindings.ticked_otherwise(claim, passage, negated, units, claim_units)
+        if ticked is not None:
+            return Finding("tick", _quote_text(ticked), True)
     return None
 
 

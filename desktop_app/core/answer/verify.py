@@ -421,13 +421,22 @@ def _is_year(number: Number) -> bool:
     return any(v.isdigit() and 1900 <= int(v) <= 2100 for v in number.values)
 
 
+# a number after one of these names a thing ("section 112", "第 5 条"): what follows it is
+# no noun of the number's
+_LABELLED = re.compile(
+    r"\b(?:section|sec|article|art|chapter|part|page|p|line|table|fig|figure|form|rule|item|no|step"
+    r"|version|v|title|pub|publication|rfc|schedule|box)\.?\s*$|第\s*$", re.IGNORECASE)
+
+
 def _misattached(claim: str, numbers: Sequence[Number], texts: Sequence[str]) -> str | None:
     """The passage sentence that states a claim's number of another noun ("21,015,324
     questions" where the passage has "21,015,324 passages"), when no sentence that states
     the number names the claim's noun."""
     for number in numbers:
         noun = _after(claim, number)
-        if not noun or noun in CLAIM_STOPWORDS or noun in _LIGHT_STEMS:
+        if not noun or noun in CLAIM_STOPWORDS or noun in _LIGHT_STEMS or _LABELLED.search(
+            plain_text(claim).lower().split(number.surface.lower())[0][-12:]
+        ):
             continue
         stating = [t for t in texts if any(m.values & number.values for m in numbers_in(t))]
         if not stating or any(noun in _units(t) for t in stating):
