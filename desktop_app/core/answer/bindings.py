@@ -144,11 +144,13 @@ _YES_NO = {"是": True, "否": False, "有": True, "无": False, "适用": True,
            "yes": True, "no": False}
 
 
-def ticked_otherwise(claim: str, passage: str, negated: Callable[[str], bool], units: Units,
-                     claim_units: Mapping[str, float]) -> str | None:
-    """The question and ticked option of the passage's tick boxes when the claim answers
-    that question otherwise: "……是否经过审计 □ 是 √ 否" for "……经过审计". Each group of
-    boxes answers the text before it (since the previous group)."""
+def tick_answer(claim: str, passage: str, negated: Callable[[str], bool], units: Units,
+                claim_units: Mapping[str, float]) -> tuple[bool, str] | None:
+    """Whether the claim answers the question of the passage's tick boxes as the ticked box
+    does, with the question and the ticked option: (False, "……是否经过审计 否") for
+    "……经过审计" where the passage has "……是否经过审计 □ 是 √ 否". Each group of boxes
+    answers the text before it (since the previous group); None when no group answers the
+    claim's question or the claim picks no option."""
     groups = list(re.finditer(rf"(?:[{_BOX}{_TICK}]\s*[^\s{_BOX}{_TICK}]{{1,12}}\s*){{2,}}", passage))
     previous = 0
     for group in groups:
@@ -168,11 +170,11 @@ def ticked_otherwise(claim: str, passage: str, negated: Callable[[str], bool], u
         named = [o.lower() for o in sorted([*ticked, *unticked], key=len, reverse=True)
                  if len(o) > 1 and o.lower() in low]
         if named:  # the claim names an option ("不适用" before "适用", which it contains)
-            return quote if named[0] != chosen else None
+            return named[0] == chosen, quote
         if chosen in _YES_NO and all(o.lower() in _YES_NO for o in unticked):
             asked = re.sub(r"是否|\bwhether\b|\bob\b", " ", question)
             claim_yes = negated(re.sub(r"是否", " ", claim)) == negated(asked)
-            return quote if claim_yes != _YES_NO[chosen] else None
+            return claim_yes == _YES_NO[chosen], quote
         return None
     return None
 

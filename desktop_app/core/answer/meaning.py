@@ -258,7 +258,13 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
         finding = _subject_swap(claim, claim_values, sentences, all_sentences or sentences, units)
         if finding is not None:
             return finding
-    # 2. negation and modality of the clauses that state the claim
+    # 2. a tick box answers the claim's question: it decides
+    passage = "\n".join(sentences)
+    if bindings.has_tick_boxes(passage):
+        ticked = bindings.tick_answer(claim, passage, negated, units, claim_units)
+        if ticked is not None:
+            return None if ticked[0] else Finding("tick", _quote_text(ticked[1]), True)
+    # 3. negation and modality of the clauses that state the claim
     strong = [c for m, c in scored if m >= 0.5 * scored[0][0]]
     claim_modal = modality(claim)
     for part in _CLAIM_PARTS.split(_clean(claim)):
@@ -273,11 +279,11 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
         modals = set().union(*(modalities(c.text) for c in strong))
         if modals and not claimed & modals:
             return Finding("modality", _quote(best), True)
-    # 3. what the passage binds to what: a party's thing, a group's number, a ticked box
-    finding = _unbound(claim, [c.sentence for c in strong], sentences, units, claim_units)
+    # 4. what the passage binds to what: a party's thing, a group's number
+    finding = _unbound(claim, [c.sentence for c in strong])
     if finding is not None:
         return finding
-    # 4. a condition or a report the claim states as a plain fact
+    # 5. a condition or a report the claim states as a plain fact
     conditional = bool(_CONDITION.search(claim) or bindings.states_condition(claim))
     stated = [c for c in strong if _condition(units, claim, claim_units, c.sentence, c.start) is None
               and (conditional or not _CONDITION_OPEN.match(c.text))
@@ -301,20 +307,13 @@ def _dropped(units: Units, claim: str, claim_units: Mapping[str, float], clause:
                                       clause.start + len(clause.text))
 
 
-def _unbound(claim: str, strong: Sequence[str], sentences: Sequence[str], units: Units,
-             claim_units: Mapping[str, float]) -> Finding | None:
-    """A thing the claim gives to the other party, a number it gives to another group, or
-    a tick box it answers otherwise than the passage ticked it."""
+def _unbound(claim: str, strong: Sequence[str]) -> Finding | None:
+    """A thing the claim gives to the other party, or a number it gives to another group."""
     for sentence in dict.fromkeys(strong):
         if bindings.swapped_owner(claim, sentence) is not None:
             return Finding("owner", _quote_text(sentence), True)
         if bindings.regrouped(claim, sentence) is not None:
             return Finding("group", _quote_text(sentence), True)
-    passage = "\n".join(sentences)
-    if bindings.has_tick_boxes(passage):
-        ticked = bindings.ticked_otherwise(claim, passage, negated, units, claim_units)
-        if ticked is not None:
-            return Finding("tick", _quote_text(ticked), True)
     return None
 
 

@@ -275,9 +275,12 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
     ):
         verdict, score = Verdict.PARTIAL, min(score, SUPPORTED_MIN - 0.01)
         reason += "; no passage sentence states most of it"
-    if re.search(r"(\b\w+(?:\W+\w+){1,3}\b)(?:\W+\1){2,}", claim):
+    if _repeats(claim):
         return ClaimScore(Verdict.UNSUPPORTED, 0.0, support, "the sentence repeats itself",
                           coverage, cosine)
+    if _fragment(claim):
+        return ClaimScore(Verdict.UNSUPPORTED, min(score, PARTIAL_MIN - 0.01), support,
+                          "not a whole sentence: it states no complete claim", coverage, cosine)
     unmatched = _unmatched(units, covered, p.all_units)
     if verdict is not Verdict.UNSUPPORTED and picks:
         named = _other_name(claim, p.all_units, p.texts[picks[0]])
@@ -307,6 +310,32 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
     ):
         reason += "; claim and passage are in different scripts"
     return ClaimScore(verdict, min(max(score, 0.0), 1.0), support, reason, coverage, cosine)
+
+
+def _repeats(claim: str) -> bool:
+    """A phrase said again at once ("the system the system"), a phrase of five or more
+    words said twice, or a run of Chinese characters said again at once: generated
+    nonsense, not a claim."""
+    low = claim.lower()
+    return bool(
+        re.search(r"(\b\w+(?:\W+\w+){1,5}\b)\W+\1\b", low)
+        or re.search(r"(\b\w+(?:\W+\w+){4,}\b).*\b\1\b", low)
+        or re.search(f"([{CJK_RANGES}]{{3,}})\\1", low)
+    )
+
+
+_FRAGMENT_START = re.compile(
+    r"^(?:and|or|but|nor|which|whose|whom|than|because|whereas|of|to|for|with|by|from|the|a|an)\b")
+_FRAGMENT_END = re.compile(
+    r"\b(?:the|a|an|of|to|and|or|for|with|by|from|in|on|at|is|are|was|were|that|which)\W*$"
+    r"|[和与及或对把被]\W*$")
+
+
+def _fragment(claim: str) -> bool:
+    """A piece of a sentence: it starts mid-sentence (a lower-case "and", "which", "of"...)
+    or breaks off after a word that needs more ("... of the")."""
+    text = re.sub(r"\s*\[[^\]]*\]\s*", " ", claim).strip()
+    return bool(_FRAGMENT_START.match(text) or _FRAGMENT_END.search(text.rstrip(".。!！ ")))
 
 
 def _after(text: str, number: Number) -> str:
