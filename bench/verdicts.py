@@ -15,14 +15,23 @@ condition stated as a fact, a paraphrase), and ``issue`` for the sentences of is
 Split: a pair is ``tuning`` when the last byte of the sha256 of its ``question_id`` is
 even, ``held-out`` when odd (all pairs of one question fall on one side); the issue's own
 sentences and the edits of them (question ids ``issue-*``) are always ``tuning``: the
-rules were written looking at them. Rules and thresholds are chosen on the tuning half;
+rules were written looking at them (``issue-s6-*``: pairs written in session 6 from
+passages of ../shared/corpus to try the condition, party, group and tick-box checks). Rules and thresholds are chosen on the tuning half;
 the held-out half is the one quoted.
 
     .venv/bin/python bench/verdicts.py rules            # the rule scorer on both halves
     .venv/bin/python bench/verdicts.py judge --model default --split held-out \\
         --cache /tmp/judge_default.json                 # the local model as the judge
     .venv/bin/python bench/verdicts.py rules --judged /tmp/judge_default.json
-        # rules, then the judge on the sentences the rules are unsure of (as Folio does)
+        # rules, then the judge on the sentences Folio asks it about (amber and green ones)
+    .venv/bin/python bench/verdicts.py rules --judged /tmp/judge_default.json --set GREEN_P 0.95
+        # the same with another threshold of core/answer/judge.py (choose on tuning only)
+
+``judge`` asks every pair of the split (cached by pair id; ``--only-asked`` for the ones
+Folio would ask about) and keeps the model's P(yes) among yes/partial/no (teacher-forced,
+``reply_logprob``); ``rules --judged`` applies ``judge.decide`` with it, so the thresholds
+can be tried without asking the model again. A cache without ``p_yes`` (an older run)
+applies the sampled-answer policy.
 
 Printed per half: n and n per language, the confusion matrix (rows: label, columns:
 verdict), precision and recall per verdict, and the two acceptance figures: of sentences
@@ -48,7 +57,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from desktop_app.core.answer import judge as judging  # noqa: E402
 from desktop_app.core.answer.verify import score_claim  # noqa: E402
-from desktop_app.core.types import ClaimVerdict, Verdict  # noqa: E402
+from desktop_app.core.types import ClaimVerdict  # noqa: E402
 
 PAIRS = Path(__file__).resolve().parent / "data" / "verdict_pairs.jsonl"
 LABELS = ("supported", "partial", "unsupported", "contradicted")
@@ -76,19 +85,27 @@ def rule_verdict(row: dict[str, Any]) -> ClaimVerdict:
                         quote=score.quote)
 
 
-def judged_verdict(row: dict[str, Any], rule: ClaimVerdict, answers: dict[str, str]) -> str:
-    """The verdict after the judge, as ``Judge.review`` would change it (only sentences
-    the judge is asked about; the answer taken from the cache file)."""
+def is_asked(row: dict[str, Any], rule: ClaimVerdict) -> bool:
+    """Whether ``Judge.review`` would ask about this pair (see judge.py's ``_target``)."""
     if rule.verdict not in judging.JUDGED or rule.quote:
+        return False
+    return not judging.missing_numbers(judging.numbers_in(row["sentence"]), judging.numbers_in(row["passage"]))
+
+
+def judged_verdict(row: dict[str, Any], rule: ClaimVerdict, answers: dict[str, str],
+                   p_yes: dict[str, float] | None = None) -> str:
+    """The verdict after the judge, as ``Judge.review`` would change it (only sentences
+    the judge is asked about; the answer, and P(yes) when given, from the cache file)."""
+    if not is_asked(row, rule):
         return str(rule.verdict)
-    if judging.missing_numbers(judging.numbers_in(row["sentence"]), judging.numbers_in(row["passage"])):
-        return str(rule.verdict)
-    return str(judging.decide(rule.verdict, answers.get(row["id"])))
+    p = (p_yes or {}).get(row["id"])
+    if p_yes is not None and p is None:
+        return str(rule.verdict)  # not asked in this run
+    return str(judging.decide(rule.verdict, answers.get(row["id"]), p))
 
 
 def _unsure(row: dict[str, Any], rule: ClaimVerdict) -> bool:
-    return rule.verdict is not Verdict.SUPPORTED and any(
-        judged_verdict(row, rule, {row["id"]: a}) != str(rule.verdict) for a in judging.ANSWERS)
+    return is_asked(row, rule)
 
 
 def report(title: str, rows: list[dict[str, Any]], got: list[str]) -> dict[str, float]:
@@ -145,8 +162,14 @@ def _pct(part: int, whole: int) -> str:
 def rules(args: argparse.Namespace) -> None:
     rows = load(args.pairs)
     answers: dict[str, str] = {}
+    p_yes: dict[str, float] | None = None
     for path in args.judged:
-        answers.update(json.loads(Path(path).read_text(encoding="utf-8"))["answers"])
+        saved = json.loads(Path(path).read_text(encoding="utf-8"))
+        answers.update(saved["answers"])
+        if "p_yes" in saved:
+            p_yes = {**(p_yes or {}), **saved["p_yes"]}
+    for name, value in args.set:
+        setattr(judging, name, float(value))
     for name in ("tuning", "held-out"):
         part = [r for r in rows if half(r["question_id"]) == name]
         verdicts = [rule_verdict(r) for r in part]
@@ -154,7 +177,7 @@ def rules(args: argparse.Namespace) -> None:
         report(f"{name}, rules", part, got)
         if answers:
             report(f"{name}, rules + judge", part,
-                   [judged_verdict(r, v, answers) for r, v in zip(part, verdicts, strict=True)])
+                   [judged_verdict(r, v, answers, p_yes) for r, v in zip(part, verdicts, strict=True)])
         if args.show_wrong:
             for r, v in zip(part, verdicts, strict=True):
                 if str(v.verdict) != r["label"]:
@@ -169,14 +192,15 @@ def judge_run(args: argparse.Namespace) -> None:
     rows = [r for r in load(args.pairs) if args.split == "all" or half(r["question_id"]) == args.split]
     # the pairs the rules are unsure of (the ones Folio asks the judge about) first
     rows.sort(key=lambda r: not _unsure(r, rule_verdict(r)))
-    if args.only_asked:  # those, and the ones the rules call supported (a veto)
-        rows = [r for r in rows if _unsure(r, rule_verdict(r)) or rule_verdict(r).verdict is Verdict.SUPPORTED]
+    if args.only_asked:  # the ones Folio asks about (amber, and green for a veto)
+        rows = [r for r in rows if is_asked(r, rule_verdict(r))]
     if args.limit:
         rows = rows[: args.limit]
     cache_path = Path(args.cache)
     saved = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.is_file() else {}
     answers: dict[str, str] = saved.get("answers", {})
     seconds: dict[str, float] = saved.get("seconds", {})
+    p_yes: dict[str, float] = saved.get("p_yes", {})
     generator = LlamaGenerator(models.resolve_answer_model(args.model), threads=args.threads)
     judge = judging.Judge(generator, max_judged=1, budget_s=1e9)
     for n, row in enumerate(rows):
@@ -184,13 +208,15 @@ def judge_run(args: argparse.Namespace) -> None:
             continue
         started = time.perf_counter()
         focus = score_claim(row["sentence"], row["passage"]).support
-        answer = judge.supports(row["sentence"], judging.JudgedPassage(row["id"], row["passage"]), focus)
+        opinion = judge.opinion(row["sentence"], judging.JudgedPassage(row["id"], row["passage"]), focus)
         seconds[row["id"]] = time.perf_counter() - started
-        answers[row["id"]] = answer or ""
-        print(f"{n + 1}/{len(rows)} {row['id']} {row['label']:>12} -> {answer} "
+        answers[row["id"]] = opinion.answer if opinion is not None else ""
+        if opinion is not None and opinion.p_yes is not None:
+            p_yes[row["id"]] = opinion.p_yes
+        print(f"{n + 1}/{len(rows)} {row['id']} {row['label']:>12} -> {opinion} "
               f"{seconds[row['id']]:.1f}s", flush=True)
         cache_path.write_text(json.dumps({"model": args.model, "model_id": generator.model_id,
-                                          "answers": answers, "seconds": seconds}, indent=1))
+                                          "answers": answers, "p_yes": p_yes, "seconds": seconds}, indent=1))
     asked = [r for r in rows if r["id"] in answers]
     expect = {"supported": "yes", "partial": "partial", "unsupported": "no", "contradicted": "no"}
     right = sum(answers[r["id"]] == expect[r["label"]] for r in asked)
@@ -216,6 +242,8 @@ def main() -> None:
     p.add_argument("--pairs", type=Path, default=PAIRS)
     p.add_argument("--judged", action="append", default=[], help="a judge --cache file")
     p.add_argument("--show-wrong", action="store_true")
+    p.add_argument("--set", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="try another judge threshold, e.g. --set GREEN_P 0.9")
     p = sub.add_parser("judge", help="ask the local model about each pair")
     p.add_argument("--pairs", type=Path, default=PAIRS)
     p.add_argument("--model", default="default")

@@ -210,3 +210,65 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
     assert saved[judged[0].sentence_span]["verdict"] == "unsupported"
     assert "judge" in saved[judged[0].sentence_span]["reason"]
     assert len(record["claims"]) == 5  # replaced, not appended
+
+
+class WeighingGenerator(JudgingGenerator):
+    """A model that scores replies (as LlamaGenerator.reply_logprob does): P(yes) for every
+    judge question is ``p_yes(sentence)``, the rest split between partial and no."""
+
+    def __init__(self, p_yes: Callable[[str], float]):
+        super().__init__()
+        self.p_yes = p_yes
+        self.scored: list[tuple[str, str]] = []
+
+    def reply_logprob(self, messages: Sequence[dict[str, str]], reply: str,
+                      should_cancel: Callable[[], bool] = lambda: False) -> float:
+        import math
+
+        user = messages[-1]["content"]
+        sentence = user.split("\n\nSentence: ", 1)[1].split("\n\n", 1)[0]
+        self.scored.append((sentence, reply))
+        if reply[0].isupper():
+            return -30.0  # the grammar's lower-case words carry the mass
+        p = self.p_yes(sentence)
+        return math.log(max({"yes": p, "partial": (1 - p) / 2, "no": (1 - p) / 2}[reply], 1e-12))
+
+
+def test_with_p_yes_the_judge_turns_amber_green_only_when_sure_and_vetoes_green() -> None:
+    verdicts = rule_verdicts()
+    by_start = {sentence_of(v).split()[0]: v for v in verdicts}
+    green, amber = by_start["The"], by_start["Occupants"]
+    assert green.verdict is Verdict.SUPPORTED and amber.verdict is Verdict.PARTIAL
+
+    def review(p: float) -> dict[str, Verdict]:
+        gen = WeighingGenerator(lambda s: p)
+        updates = Judge(gen).review(ANSWER, verdicts, PASSAGES)
+        assert {s for s, _ in gen.scored} == {"The tenant must report damage within 30 days.",
+                                            "Occupants must report damage to the landlord."}
+        assert gen.judge_calls == []  # scored, not sampled
+        return {ANSWER[u.sentence_span[0]:u.sentence_span[1]].split()[0]: u.verdict for u in updates}
+
+    assert review(0.99) == {"The": Verdict.SUPPORTED, "Occupants": Verdict.SUPPORTED}
+    assert review(judge.GREEN_P - 0.05) == {"The": Verdict.SUPPORTED, "Occupants": Verdict.PARTIAL}
+    assert review(judge.KEEP_GREEN_P - 0.05) == {"The": Verdict.PARTIAL, "Occupants": Verdict.PARTIAL}
+    assert review(judge.RED_P - 0.05) == {"The": Verdict.UNSUPPORTED, "Occupants": Verdict.UNSUPPORTED}
+    (vetoed,) = [u for u in Judge(WeighingGenerator(lambda s: 0.6)).review(ANSWER, [green], PASSAGES)]
+    assert "P(yes) 0.60" in vetoed.reason and "rule scorer: supported" in vetoed.reason
+
+
+def test_a_sampled_answer_never_vetoes_a_green_sentence() -> None:
+    gen = JudgingGenerator(reply=lambda s, p: "no")
+    green = [v for v in rule_verdicts() if v.verdict is Verdict.SUPPORTED]
+    assert Judge(gen).review(ANSWER, green, PASSAGES) == [] and gen.judge_calls == []
+
+
+def test_p_yes_is_cached_with_the_answer(store: Store) -> None:
+    verdicts = rule_verdicts()
+    Judge(WeighingGenerator(lambda s: 0.99), store).review(ANSWER, verdicts, PASSAGES)
+    sentence = "Occupants must report damage to the landlord [1]."
+    assert store.judge_get(sentence_sha(sentence), "aaaa:2:0") == "yes 0.9900"
+    again = WeighingGenerator(lambda s: 0.0)  # would say otherwise if asked
+    repeat = Judge(again, store)
+    updates = repeat.review(ANSWER, verdicts, PASSAGES)
+    assert again.scored == [] and repeat.cache_hits == 2
+    assert {u.verdict for u in updates} == {Verdict.SUPPORTED}

@@ -1,24 +1,30 @@
 """The judge: a second opinion from the loaded answer model on the sentences the rule
 scorer was unsure about. Qt-free, no asyncio.
 
-Only sentences whose verdict :data:`POLICY` can change (``partial``) against a passage
-they cite are asked about: never uncited ones, never those whose numbers the passage does
-not state and never those the passage contradicts (the rules are exact there and quote the
-passage). Each question is one short completion — "Does the passage support the
+Only sentences the rules call supported or partial against a passage they cite are asked
+about: never uncited ones, never those whose numbers the passage does not state and never
+those the passage contradicts (the rules are exact there and quote the passage); green ones
+only when the model can give P(yes) (a sampled word is too often wrong for a veto). Each question is one short completion — "Does the passage support the
 sentence? Answer yes, partial or no." — constrained by a grammar to those three words, at
 temperature 0, on the thread that owns the model, after the answer has finished, within a
 time budget (:data:`BUDGET_S`). Answers are cached by (sha256 of the sentence, chunk id),
 so re-asking costs nothing.
 
-What its answer does is :data:`POLICY` (a ``no`` turns an amber sentence red; a ``yes``
-leaves it amber). The updated :class:`ClaimVerdict` keeps the sentence span and says in
-its reason what the judge said. bench/verdicts.py measures it.
+With a model that can score a reply (``reply_logprob``: the local model does, a fake or a
+server may not), the judge reads the probability of each answer after the question,
+teacher-forced, instead of sampling one: ``P(yes)`` among yes/partial/no. What it does
+with it is :func:`decide`: green needs ``P(yes) >= GREEN_P``, a green sentence the judge
+doubts (``P(yes) < KEEP_GREEN_P``) turns amber, one below ``RED_P`` turns red. Without
+probabilities only :data:`POLICY` applies (a ``no`` turns amber red). The updated
+:class:`ClaimVerdict` keeps the sentence span and says in its reason what the judge said.
+bench/verdicts.py measures it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -41,7 +47,8 @@ SYSTEM = (
 )
 GRAMMAR = 'root ::= ("yes" | "partial" | "no")\n'
 ANSWERS = ("yes", "partial", "no")
-# What the judge's answer makes of the rule scorer's verdict; a pair not listed keeps it.
+# Without P(yes) (a model server cannot score replies): what the judge's sampled answer makes
+# of the rule scorer's verdict; a pair not listed keeps it.
 # Chosen on the tuning half of bench/data/verdict_pairs.jsonl (bench/verdicts.py): the
 # default model's "yes" is right 80% of the time, its "no" more often; letting a "yes"
 # turn amber green took the share of green sentences that are true from 96% to 89%, so a
@@ -49,10 +56,21 @@ ANSWERS = ("yes", "partial", "no")
 POLICY: dict[tuple[Verdict, str], Verdict] = {
     (Verdict.PARTIAL, "no"): Verdict.UNSUPPORTED,
 }
-JUDGED = tuple(dict.fromkeys(v for v, _ in POLICY))  # the verdicts worth a question
+# With P(yes) (chosen on the tuning half of bench/data/verdict_pairs.jsonl, n=230, with
+# bench/verdicts.py judge then rules --judged ... --set NAME VALUE): amber turns green from
+# GREEN_P, green stays green from KEEP_GREEN_P (below it the judge's doubt turns it amber),
+# and amber or green turns red below RED_P. There, of the sentences marked supported 100%
+# were true (58/58) and 93% of the false ones were caught (113/122; zh 86%); 0.95 let 2
+# false ones turn green, 0.4 caught 89%.
+GREEN_P = 0.97
+KEEP_GREEN_P = 0.8
+RED_P = 0.5
+# the verdicts worth a question: amber ones, and green ones (the judge may veto them)
+JUDGED = (Verdict.PARTIAL, Verdict.SUPPORTED)
 # At most this many model calls per answer, and no new call after BUDGET_S seconds (see
-# bench/verdicts.py judge: seconds per pair with the default model on 2 cores).
-MAX_JUDGED = 4
+# bench/verdicts.py judge: a median 3.2 s per pair with the default model on 1 thread,
+# reading P(yes) from the excerpt around the rule scorer's support).
+MAX_JUDGED = 8
 BUDGET_S = 30.0
 MAX_PASSAGE_CHARS = 2000  # a chunk is ~1,000 characters; never send more than this
 # With the rule scorer's support spans, the judge reads only those passage sentences and
@@ -100,8 +118,29 @@ def claim_text(sentence: str) -> str:
 
 def sentence_sha(sentence: str) -> str:
     """The cache key of a sentence: the sha256 of :func:`claim_text` (and of the question's
-    version: answers to the earlier yes/no question are not reused)."""
-    return hashlib.sha256(("v2\n" + claim_text(sentence)).encode("utf-8")).hexdigest()
+    version: answers to the earlier questions, without probabilities, are not reused)."""
+    return hashlib.sha256(("v3\n" + claim_text(sentence)).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Opinion:
+    """What the judge said: its answer and, when the model could score replies, the
+    probability of "yes" among yes/partial/no."""
+
+    answer: str  # "yes", "partial" or "no"
+    p_yes: float | None = None
+
+    def encoded(self) -> str:
+        """As the cache keeps it: "yes 0.9731", or the bare answer."""
+        return self.answer if self.p_yes is None else f"{self.answer} {self.p_yes:.4f}"
+
+    @staticmethod
+    def decoded(text: str) -> Opinion | None:
+        answer = parse_reply(text)
+        if answer is None:
+            return None
+        m = re.search(r"\s([01](?:\.\d+)?)$", text.strip())
+        return Opinion(answer, float(m.group(1)) if m else None)
 
 
 def parse_reply(reply: str) -> str | None:
@@ -143,34 +182,49 @@ class Judge:
         self.grammar = grammar
         self.budget_s = budget_s
         self.clock = clock
+        # whether the model can score replies (P(yes)); without it green sentences are not asked
+        self.weighs = callable(getattr(generator, "reply_logprob", None))
         self.model_calls = 0
         self.cache_hits = 0
         self.seconds = 0.0  # spent in model calls
 
     def supports(self, sentence: str, passage: JudgedPassage, focus: Sequence[Span] = ()) -> str | None:
+        """The judge's answer ("yes", "partial", "no") for one (sentence, passage)."""
+        opinion = self.opinion(sentence, passage, focus)
+        return opinion.answer if opinion is not None else None
+
+    def opinion(self, sentence: str, passage: JudgedPassage, focus: Sequence[Span] = ()) -> Opinion | None:
         """The judge's answer for one (sentence, passage), from the cache if asked before;
         with ``focus`` (the rule scorer's support spans) it reads only around them."""
         key = sentence_sha(sentence)
         if self.cache is not None:
             cached = self.cache.judge_get(key, passage.chunk_id)
-            if cached is not None:
+            found = Opinion.decoded(cached) if cached is not None else None
+            if found is not None:
                 self.cache_hits += 1
-                return cached
+                return found
         started = time.perf_counter()
-        reply = "".join(self.generator.stream(
-            messages_for(sentence, excerpt(passage.text, focus)), max_tokens=3, temperature=0.0,
-            grammar=self.grammar, should_cancel=self.should_cancel,
-        ))
+        messages = messages_for(sentence, excerpt(passage.text, focus))
+        measure = getattr(self.generator, "reply_logprob", None)
+        opinion: Opinion | None
+        if measure is not None:
+            opinion = _weighed(measure, messages, self.should_cancel)
+        else:
+            reply = "".join(self.generator.stream(
+                messages, max_tokens=3, temperature=0.0, grammar=self.grammar,
+                should_cancel=self.should_cancel,
+            ))
+            answer = parse_reply(reply)
+            opinion = Opinion(answer) if answer is not None else None
         self.model_calls += 1
         self.seconds += time.perf_counter() - started
-        verdict = parse_reply(reply)
-        logger.debug("judge said %r (%s) in %.2f s", reply, verdict, time.perf_counter() - started)
-        if verdict is not None and self.cache is not None:
+        logger.debug("judge said %s in %.2f s", opinion, time.perf_counter() - started)
+        if opinion is not None and self.cache is not None:
             try:
-                self.cache.judge_put(key, passage.chunk_id, verdict)
+                self.cache.judge_put(key, passage.chunk_id, opinion.encoded())
             except Exception:  # a cache that cannot be written only costs a re-ask
                 logger.exception("could not cache a judge answer")
-        return verdict
+        return opinion
 
     def review(self, text: str, verdicts: Sequence[ClaimVerdict],
                passages: Mapping[str, JudgedPassage]) -> list[ClaimVerdict]:
@@ -188,8 +242,8 @@ class Judge:
                 logger.info("judge: time budget of %.0f s spent after %d questions", self.budget_s, asked)
                 break
             target = _target(verdict, passages)
-            if target is None:
-                continue
+            if target is None or verdict.verdict is Verdict.SUPPORTED and not self.weighs:
+                continue  # a veto needs P(yes): a sampled "yes"/"no" is too often wrong
             start, end = verdict.sentence_span
             sentence = text[start:end]
             passage = passages[target]
@@ -198,12 +252,12 @@ class Judge:
             asked += 1
             try:
                 focus = verdict.support if verdict.support_id == target else ()
-                answer = self.supports(sentence, passage, focus)
+                opinion = self.opinion(sentence, passage, focus)
             except Cancelled:
                 break
-            if answer is None:
+            if opinion is None:
                 continue
-            updated.append(_apply(verdict, target, answer))
+            updated.append(_apply(verdict, target, opinion))
         return sorted(updated, key=lambda v: v.sentence_span)
 
 
@@ -217,21 +271,42 @@ def _target(verdict: ClaimVerdict, passages: Mapping[str, JudgedPassage]) -> str
     return verdict.support_id if verdict.support_id in valid else valid[0]
 
 
-def decide(rule: Verdict, answer: str | None) -> Verdict:
-    """The verdict after the judge answered ``answer`` about a sentence the rules rated
-    ``rule`` (:data:`POLICY`)."""
-    return POLICY.get((rule, answer or ""), rule)
+def _weighed(measure: Callable[..., float], messages: list[dict[str, str]],
+             should_cancel: Callable[[], bool]) -> Opinion:
+    """The judge's opinion from the probability of each reply after the prompt (the prompt
+    is read once; each reply costs a token or two)."""
+    weights = {
+        answer: sum(math.exp(measure(messages, form, should_cancel)) for form in (answer, answer.capitalize()))
+        for answer in ANSWERS
+    }
+    total = sum(weights.values()) or 1.0
+    return Opinion(max(ANSWERS, key=weights.__getitem__), weights["yes"] / total)
+
+
+def decide(rule: Verdict, answer: str | None, p_yes: float | None = None) -> Verdict:
+    """The verdict after the judge answered ``answer`` (with ``P(yes)`` when known) about a
+    sentence the rules rated ``rule``."""
+    if rule not in JUDGED:
+        return rule
+    if p_yes is None:
+        return POLICY.get((rule, answer or ""), rule)
+    if p_yes < RED_P:
+        return Verdict.UNSUPPORTED
+    if rule is Verdict.SUPPORTED:
+        return rule if p_yes >= KEEP_GREEN_P else Verdict.PARTIAL
+    return Verdict.SUPPORTED if p_yes >= GREEN_P else rule
 
 
 _SAYS = {"yes": "supports it", "partial": "supports part of it", "no": "does not support it"}
 
 
-def _apply(verdict: ClaimVerdict, target: str, answer: str) -> ClaimVerdict:
-    """The verdict after the judge's answer (the same one when :data:`POLICY` keeps it,
+def _apply(verdict: ClaimVerdict, target: str, opinion: Opinion) -> ClaimVerdict:
+    """The verdict after the judge's opinion (the same one when :func:`decide` keeps it,
     with the judge's word in its reason)."""
     rule = f"rule scorer: {verdict.verdict} ({verdict.reason})"
-    new = decide(verdict.verdict, answer)
-    reason = f"[{target}]: the judge (local model) says the passage {_SAYS[answer]}; {rule}"
+    new = decide(verdict.verdict, opinion.answer, opinion.p_yes)
+    sure = f" (P(yes) {opinion.p_yes:.2f})" if opinion.p_yes is not None else ""
+    reason = f"[{target}]: the judge (local model) says the passage {_SAYS[opinion.answer]}{sure}; {rule}"
     if new is Verdict.SUPPORTED:
         # The cited passage holds: no suggestion needed; the rule scorer's support spans
         # are kept only if they index this passage.
