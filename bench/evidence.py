@@ -12,10 +12,11 @@ prompts.format_source) and for evidence.select at several budgets:
 
 Questions are split by id into a tuning half and a held-out half (bench/retrieval.py's rule); the
 budget is chosen on the tuning half (the smallest whose "holds" is within 2 points of
-the old prompt's) and both halves are printed; quote the held-out one.
+the old prompt's) and both halves are printed; quote the held-out one. Each budget is
+measured with this version's order of units and the previous one (``context_first``).
 
     FOLIO_HOME=... .venv/bin/python bench/evidence.py --db /tmp/corpus.duckdb
-        [--budgets 120,160,200,240,300,400] [--sources 5]
+        [--budgets 120,160,200,240,300,400] [--sources 5] [--sets corpus,eval]
 """
 
 from __future__ import annotations
@@ -49,11 +50,23 @@ def split_half(qid: str, question: str) -> str:
     return "tune" if hashlib.sha256(question.encode("utf-8")).digest()[0] % 2 == 0 else "held"
 
 
-def load_questions() -> list[dict[str, Any]]:
+def load_questions(sets: list[str]) -> list[dict[str, Any]]:
+    """``corpus``: bench/data/corpus_{en,zh}.json; ``eval``: the answerable questions of
+    bench/data/eval_{en,de,zh}.json (bench/eval_sets.py, split by id the same way)."""
     out: list[dict[str, Any]] = []
-    for name in ("corpus_en.json", "corpus_zh.json"):
-        for q in json.loads((DATA / name).read_text(encoding="utf-8"))["questions"]:
-            out.append({**q, "half": split_half(q.get("id", ""), q["question"])})
+    if "corpus" in sets:
+        for name in ("corpus_en.json", "corpus_zh.json"):
+            for q in json.loads((DATA / name).read_text(encoding="utf-8"))["questions"]:
+                out.append({**q, "set": "corpus", "half": split_half(q.get("id", ""), q["question"])})
+    if "eval" in sets:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import eval_sets
+
+        for lang in eval_sets.LANGUAGES:
+            for e in eval_sets.load(lang):
+                if e.answerable:
+                    out.append({"question": e.question, "answer": e.answer, "set": f"eval_{lang}",
+                                "half": eval_sets.half(e)})
     return out
 
 
@@ -88,6 +101,7 @@ def main() -> None:
     parser.add_argument("--budgets", default="120,160,200,240,300,400")
     parser.add_argument("--sources", type=int, default=5)
     parser.add_argument("--embedder", default="default", help="the embedder the library was indexed with")
+    parser.add_argument("--sets", default="corpus,eval", help="corpus, eval (bench/data/eval_*.json) or both")
     args = parser.parse_args()
     from llama_cpp import Llama
 
@@ -100,30 +114,39 @@ def main() -> None:
     kb = open_library(args.db, args.embedder)
     budgets = [int(b) for b in args.budgets.split(",")]
     rows = []
-    for q in load_questions():
+    for q in load_questions(args.sets.split(",")):
         retrieval = kb.retriever.search(q["question"], args.sources)
         passages = list(retrieval.passages)
         old = sources_text(q["question"], passages)
-        row = {"half": q["half"], "old": (holds(old, q["answer"]), count(old))}
+        row = {"half": q["half"], "set": q["set"], "old": (holds(old, q["answer"]), count(old))}
         for budget in budgets:
-            kept = evidence.select(q["question"], passages, budget_tokens=budget, count_tokens=count)
-            text = sources_text(q["question"], kept)
-            row[budget] = (holds(text, q["answer"]), count(text))
+            for name, first in (("", False), ("p", True)):  # this version's order; the previous one
+                kept = evidence.select(q["question"], passages, budget_tokens=budget, count_tokens=count,
+                                       context_first=first)
+                text = sources_text(q["question"], kept)
+                row[f"{name}{budget}"] = (holds(text, q["answer"]), count(text))
         rows.append(row)
     chosen: int | None = None
     for half in ("tune", "held"):
         part = [r for r in rows if r["half"] == half]
-        print(f"{half} half: n={len(part)}")
+        print(f"{half} half: n={len(part)} (" + ", ".join(
+            f"{s} {sum(r['set'] == s for r in part)}" for s in sorted({r['set'] for r in part})) + ")")
         old_share = sum(r["old"][0] for r in part) / len(part)
         print(f"  old (whole chunks)  holds {old_share:6.1%}  median source tokens "
               f"{statistics.median(r['old'][1] for r in part):5.0f}")
         for budget in budgets:
-            share = sum(r[budget][0] for r in part) / len(part)
-            tokens = statistics.median(r[budget][1] for r in part)
-            print(f"  evidence {budget:4d}       holds {share:6.1%}  median source tokens {tokens:5.0f}")
-            if half == "tune" and chosen is None and share >= old_share - 0.02:
-                chosen = budget
-    print(f"chosen on the tuning half: {chosen} (evidence.EVIDENCE_TOKENS = {evidence.EVIDENCE_TOKENS})")
+            for name, label in (("p", "previous order"), ("", "this order    ")):
+                key = f"{name}{budget}"
+                share = sum(r[key][0] for r in part) / len(part)
+                tokens = statistics.median(r[key][1] for r in part)
+                per_set = ", ".join(f"{s} {sum(r[key][0] for r in part if r['set'] == s)}"
+                                    for s in sorted({r["set"] for r in part}))
+                print(f"  evidence {budget:4d}, {label} holds {share:6.1%} ({per_set})"
+                      f"  median source tokens {tokens:5.0f}")
+                if half == "tune" and not name and chosen is None and share >= old_share - 0.03:
+                    chosen = budget
+    print(f"chosen on the tuning half: {chosen} (the smallest within 3 points of whole chunks;"
+          f" evidence.EVIDENCE_TOKENS = {evidence.EVIDENCE_TOKENS})")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from desktop_app.core.text.sentences import split_sentences
 from desktop_app.core.types import Passage, Span
 
 # Tokens of evidence over all passages of one prompt (bench/evidence.py, tuning half).
-EVIDENCE_TOKENS = 240
+EVIDENCE_TOKENS = 320
 CONTEXT_UNITS = 1  # units of context kept either side of a unit that bears on the question
 SEPARATOR = " … "  # between two pieces of one passage that are not adjacent
 DUPLICATE_CONTAINMENT = 0.8  # share of a passage's kept words already given: nothing new
@@ -106,12 +106,15 @@ def select(
     budget_tokens: int = EVIDENCE_TOKENS,
     count_tokens: Callable[[str], int] = approx_tokens,
     context_units: int = CONTEXT_UNITS,
+    context_first: bool = False,
 ) -> list[Passage]:
     """The passages worth reading, in their order, each with ``read`` set to the spans of
     its text that bear on ``question`` (plus context), under ``budget_tokens`` in all.
 
     The best unit of the best passage is always kept, whatever it costs. A budget of 0 or
-    less keeps every passage whole (the old path)."""
+    less keeps every passage whole (the old path). ``context_first`` is the order of the
+    previous version (each passage's best unit with its context before any second unit),
+    kept for bench/evidence.py's comparison."""
     if budget_tokens <= 0 or not passages:
         return list(passages)
     wanted = set(termlib.tokenize(question))
@@ -141,15 +144,19 @@ def select(
             costs[key] = count_tokens(passages[unit.passage].text[unit.start : unit.end])
         return costs[key]
 
-    # Every passage's best unit first (best passage first), then their context, then the
-    # other units by score with theirs: a passage further down the list often holds the
-    # answer in one sentence, and a budget spent on the first passages' context hid it.
+    # Every passage's best unit first (best passage first): a passage further down the list
+    # often holds the answer in one sentence. Then every matching unit by score, each with
+    # its context, wherever it is: giving each passage's first unit its context before the
+    # second-best units of the top passage spent the budget on neighbours and cut the
+    # sentence that answered (bench/evidence.py, tuning half).
     matched = [u for s, u in scored if s > 0]
     firsts: dict[int, _Unit] = {}
     for unit in matched:
         firsts.setdefault(unit.passage, unit)
-    order = [(u, 0) for u in firsts.values()] + [(u, context_units) for u in firsts.values()]
-    order += [(u, context_units) for u in matched if firsts[u.passage] is not u]
+    order = [(u, 0) for u in firsts.values()] + [(u, context_units) for u in matched]
+    if context_first:
+        order = [(u, 0) for u in firsts.values()] + [(u, context_units) for u in firsts.values()]
+        order += [(u, context_units) for u in matched if firsts[u.passage] is not u]
     if not any_match:
         order = [(units[0][0], 0)]
     kept: dict[int, set[int]] = {}

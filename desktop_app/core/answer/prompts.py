@@ -145,6 +145,9 @@ def focus_text(text: str, question: str, max_chars: int) -> str:
 
 
 def _where(title: str, section: str, page_label: str) -> str:
+    # The innermost heading only ("5.5 Control Frames", not "5 Data Framing > 5.5 Control
+    # Frames"): the outer ones cost the model ~8 tokens a source and say little more.
+    section = section.rsplit(" > ", 1)[-1].strip()
     parts = [title] + ([section] if section else []) + ([f"p. {page_label}"] if page_label else [])
     return ", ".join(p for p in parts if p)
 
