@@ -305,8 +305,11 @@ def _apply(verdict: ClaimVerdict, target: str, opinion: Opinion) -> ClaimVerdict
     with the judge's word in its reason)."""
     rule = f"rule scorer: {verdict.verdict} ({verdict.reason})"
     new = decide(verdict.verdict, opinion.answer, opinion.p_yes)
-    sure = f" (P(yes) {opinion.p_yes:.2f})" if opinion.p_yes is not None else ""
-    reason = f"[{target}]: the judge (local model) says the passage {_SAYS[opinion.answer]}{sure}; {rule}"
+    if opinion.p_yes is None:
+        said = f"says the passage {_SAYS[opinion.answer]}"
+    else:
+        said = f"gives P(yes) {opinion.p_yes:.2f} that the passage supports it"
+    reason = f"[{target}]: the judge (local model) {said}; {rule}"
     if new is Verdict.SUPPORTED:
         # The cited passage holds: no suggestion needed; the rule scorer's support spans
         # are kept only if they index this passage.
