@@ -69,7 +69,9 @@ def test_a_number_given_to_another_group_is_contradicted() -> None:
 def test_a_ticked_box_answered_otherwise_is_contradicted() -> None:
     wrong = score_claim("非经常性损益项目和金额一项不适用 [1]。", BOXES)
     assert wrong.verdict is Verdict.CONTRADICTED and wrong.quote.endswith("适用")
-    assert verdict("非经常性损益项目和金额一项适用 [1]。", BOXES) is Verdict.SUPPORTED
+    agreed = score_claim("非经常性损益项目和金额一项适用 [1]。", BOXES)
+    # the ticked box is the evidence: quoted, so the judge is not asked to doubt it
+    assert agreed.verdict is Verdict.SUPPORTED and agreed.quote == "非经常性损益项目和金额 适用"
     assert verdict("第一季度报告经过了审计 [1]。", AUDIT) is Verdict.CONTRADICTED
     assert verdict("第一季度报告没有经过审计 [1]。", AUDIT) is not Verdict.CONTRADICTED
 
@@ -79,3 +81,28 @@ def test_sentences_that_repeat_themselves_or_break_off_are_unsupported() -> None
                    VALIDATE) is Verdict.UNSUPPORTED
     assert verdict("and the client handles the response per HTTP procedures [1].", VALIDATE) is Verdict.UNSUPPORTED
     assert verdict("The client handles the response per HTTP procedures of the [1].", VALIDATE) is Verdict.UNSUPPORTED
+
+
+REDIRECT = (
+    "In\n particular, the client might perform authentication if it\n receives a 401 status code;"
+    " the server might redirect the client\n using a 3xx status code (but clients are not required"
+    " to follow\n them), etc."
+)
+CAUSBY = (
+    "The airplanes, of course, never touched the surface of the Causbys’ land. But if, as\n"
+    "Blackstone, Kent, and Coke had said, their land reached to “an indeﬁ-\nnite extent, upwards,”"
+    " then the government was trespassing on their\nproperty, and the Causbys wanted it to stop."
+)
+
+
+def test_a_negation_in_brackets_negates_only_what_the_brackets_say() -> None:
+    assert verdict("The server might redirect the client using a 3xx status code [1].", REDIRECT) \
+        is Verdict.SUPPORTED
+    assert verdict("Clients are required to follow a 3xx redirect from the server [1].", REDIRECT) \
+        is Verdict.CONTRADICTED
+
+
+def test_the_if_part_of_if_then_stated_as_a_fact_is_unsupported() -> None:
+    assert verdict("The Causbys' land reached to an indefinite extent upwards [1].", CAUSBY) \
+        is Verdict.UNSUPPORTED
+    assert verdict("The Causbys wanted the government to stop [1].", CAUSBY) is Verdict.SUPPORTED

@@ -156,8 +156,11 @@ def tick_answer(claim: str, passage: str, negated: Callable[[str], bool], units:
     for group in groups:
         lines = passage[previous : group.start()].strip().split("\n")
         previous = group.end()
-        question = "\n".join(lines[-2:]) if len(lines[-1]) < 40 else lines[-1]
-        if sum(w for u, w in units(question).items() if u in claim_units) < 0.6 * sum(claim_units.values()):
+        # the question is the line before the boxes, or the two lines before them
+        question = next((q for q in (lines[-1], "\n".join(lines[-2:]))
+                         if sum(w for u, w in units(q).items() if u in claim_units)
+                         >= 0.6 * sum(claim_units.values())), None)
+        if question is None:
             continue
         options = _OPTION.findall(group.group())
         ticked = [o for mark, o in options if mark in _TICK]

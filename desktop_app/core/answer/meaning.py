@@ -168,6 +168,9 @@ def _condition(units: Units, claim: str, claim_units: Mapping[str, float], sente
     if _CONDITION.search(claim) or _ATTRIBUTION.search(claim):
         return None
     claim_values = {u for u in claim_units if u.startswith("#")}
+    inside = _antecedent(sentence, at) if not _REPORTED.search(claim) else None
+    if inside is not None:
+        return inside
     for m in _CONDITION.finditer(sentence[:at]):
         end = _CONDITION_END.search(sentence, m.end() + 1)
         stop = end.start() if end is not None and end.start() < at else at
@@ -184,6 +187,24 @@ def _condition(units: Units, claim: str, claim_units: Mapping[str, float], sente
         if _share(units, condition[m.end() - m.start() :], claim_units) < 0.5:
             return condition.strip(" ,，")
     return None
+
+
+_REPORTED = re.compile(r"\b(?:said|says|say|stated|states|wrote|writes|argued|held|according to)\b"
+                       r"|称|表示|认为|指出", re.IGNORECASE)
+
+
+def _antecedent(sentence: str, at: int) -> str | None:
+    """The "if" part of "if A, then B" when position ``at`` lies in A (the claim states
+    the condition itself as a fact: "their land reached upwards" from "But if, as they
+    had said, their land reached upwards, then ...")."""
+    then = re.search(r"\bthen\b|那么|则", sentence[at:])
+    if then is None:
+        return None
+    opens = [m for m in _CONDITION.finditer(sentence[:at]) if m.group().lower() in
+             ("if", "unless", "wenn", "falls", "如果", "若", "假如", "倘若", "除非")]
+    if not opens or re.search(r"\bthen\b|那么|则", sentence[opens[-1].end() : at]):
+        return None
+    return sentence[opens[-1].start() : at + then.start()].strip(" ,，")
 
 
 # ----------------------------------------------------------------- subjects
@@ -259,11 +280,9 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
         if finding is not None:
             return finding
     # 2. a tick box answers the claim's question: it decides
-    passage = "\n".join(sentences)
-    if bindings.has_tick_boxes(passage):
-        ticked = bindings.tick_answer(claim, passage, negated, units, claim_units)
-        if ticked is not None:
-            return None if ticked[0] else Finding("tick", _quote_text(ticked[1]), True)
+    ticked = ticked_box(claim, sentences, units)
+    if ticked is not None:
+        return None if ticked[0] else Finding("tick", ticked[1], True)
     # 3. negation and modality of the clauses that state the claim
     strong = [c for m, c in scored if m >= 0.5 * scored[0][0]]
     claim_modal = modality(claim)
@@ -317,6 +336,16 @@ def _unbound(claim: str, strong: Sequence[str]) -> Finding | None:
     return None
 
 
+def ticked_box(claim: str, sentences: Sequence[str], units: Units) -> tuple[bool, str] | None:
+    """Whether the passage's tick box for the claim's question is ticked as the claim says,
+    with the question and the ticked option; None when no tick box answers it."""
+    passage = "\n".join(_joined(s) for s in sentences)
+    if not bindings.has_tick_boxes(passage):
+        return None
+    ticked = bindings.tick_answer(claim, passage, negated, units, units(claim))
+    return None if ticked is None else (ticked[0], _quote_text(ticked[1]))
+
+
 _CLAIM_PARTS = re.compile(r"[,;，；]|\b(?:and|but|while|whereas|although)\b|并且|而且|但是|但|而")
 
 
@@ -328,6 +357,7 @@ def _negation(part: str, units: Units, clauses: Sequence[_Clause]) -> Finding | 
     if total < 1.5:
         return None
     polarity = negated(part)
+    polarity_outside = negated(_unbracketed(part))
     same = opposite = 0.0
     quote: _Clause | None = None
     for clause in clauses:
@@ -335,13 +365,34 @@ def _negation(part: str, units: Units, clauses: Sequence[_Clause]) -> Finding | 
         matched = sum(w for u, w in words.items() if u in clause_units)
         if matched < 1.5 or matched < 0.3 * total:
             continue
-        if negated(clause.text) == polarity:
+        outside = _outside_brackets(clause.text, words, matched, units)
+        if negated(outside if outside is not None else clause.text) == (
+            polarity_outside if outside is not None else polarity
+        ):
             same = max(same, matched)
         elif matched > opposite:
             opposite, quote = matched, clause
     if quote is not None and opposite >= same:
         return Finding("negation", _quote(quote), True)
     return None
+
+
+def _unbracketed(text: str) -> str:
+    """``text`` without its bracketed asides in Latin script (a Chinese bracket often holds
+    what a figure is: "财务报表（未经审计）")."""
+    return re.sub(r"\([^()\u3400-\u9fff]*\)", " ", text)
+
+
+def _outside_brackets(text: str, words: Mapping[str, float], matched: float, units: Units) -> str | None:
+    """``text`` without its bracketed asides when the claim's words are outside them: a
+    negation in brackets ("the server might redirect the client (but clients are not
+    required to follow them)") does not negate what the claim takes from the rest. None
+    when there are no brackets or the claim needs their words."""
+    outside = _unbracketed(text)
+    if outside == text:
+        return None
+    kept = units(outside)
+    return outside if sum(w for u, w in words.items() if u in kept) >= 0.8 * matched else None
 
 
 def _attributed(claim: str, clause: _Clause, units: Units,

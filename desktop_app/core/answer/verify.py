@@ -305,6 +305,12 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
             cap = CONTRADICTION_CAP if found.opposite else PARTIAL_MIN - 0.01
             return ClaimScore(verdict, min(score, cap), support, found.reason(), coverage, cosine,
                               quote=found.quote)
+    ticked = meaning.ticked_box(claim, p.texts, _units) if verdict is not Verdict.UNSUPPORTED else None
+    if ticked is not None and ticked[0]:
+        # the box the passage ticked says what the claim says: no second opinion needed
+        reason += f"; the passage ticks the box the claim states: {ticked[1]}"
+        return ClaimScore(verdict, min(max(score, 0.0), 1.0), support, reason, coverage, cosine,
+                          quote=ticked[1])
     if verdict is Verdict.UNSUPPORTED and bool(CJK_CHAR.search(claim)) != bool(
         CJK_CHAR.search(passage)
     ):
