@@ -289,3 +289,18 @@ def test_templates_are_read_from_the_prompts_folder(tmp_path: Path) -> None:
 def test_the_shipped_examples_parse(language: str) -> None:
     examples = prompts.load_examples(language)
     assert examples and all(e.question and e.answer and e.sources for e in examples)
+
+
+def test_a_source_names_its_innermost_heading_and_spells_out_pdf_ligatures() -> None:
+    given = sources([passage(1, "Metrische Räume sind hausdorﬀsch (Deﬁnition 10).",
+                             section="1 Topologie > 1.2 Metrische Räume")])
+    packed = prompts.build_prompt(
+        "Sind metrische Räume immer hausdorffsch?",
+        given,
+        count_tokens=count_words,
+        context_tokens=4096,
+        answer_tokens=300,
+    )
+    task = packed.messages[-1]["content"]
+    assert "[1] (Annual report, 1.2 Metrische Räume, p. 1)\nMetrische Räume sind hausdorffsch (Definition 10)." in task
+    assert "ﬀ" not in task and "1 Topologie >" not in task

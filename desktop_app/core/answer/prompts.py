@@ -45,6 +45,12 @@ NO_BASIS_MESSAGE = {
     "de": "Die Dokumente bieten keine Grundlage, um diese Frage zu beantworten. Bitte prüfen Sie sie selbst.",
 }
 MAX_PASSAGE_CHARS = 600  # per source shown to the model (bench/citing.py: caps and speed)
+# PDF text keeps typographic ligatures ("Deﬁnition", "hausdorﬀsch": one character each, as
+# viewers show them); the model reads them as rare tokens and missed "Metrische Räume sind
+# hausdorﬀsch" for "hausdorffsch". The prompt spells them out; stored text, highlights and
+# the checks (which normalise with NFKC) are unchanged.
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi",
+                            "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"})
 # ... and at most this many tokens: a Chinese or table-heavy passage costs 2-3x the tokens
 # of English prose per character, and each prompt token costs ~25-35 ms on 1 thread.
 MAX_PASSAGE_TOKENS = 200
@@ -167,7 +173,8 @@ def format_source(label_marker: str, passage: Passage, question: str = "",
                 break
             chars = max(60, int(chars * max_tokens / tokens * 0.95))
             text = focus_text(source, question, chars)
-    return f"{label_marker} ({_where(passage.doc_title, passage.section, passage.page_label)})\n{text}"
+    where = _where(passage.doc_title, passage.section, passage.page_label)
+    return f"{label_marker} ({where})\n{text}".translate(_LIGATURES)
 
 
 def _fill(template: str, values: dict[str, str]) -> str:
