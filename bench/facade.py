@@ -102,7 +102,7 @@ def run(db: Path, *, model: str = "default", threads: int = 2, half: str = "held
     if prompt_lookup is not None:
         new = new.replace(prompt_lookup=prompt_lookup)
     old = new.replace(evidence_tokens=0, prompt_lookup=0)
-    questions = [q for q in load_questions() if half == "all" or q["half"] == half][:limit]
+    questions = [q for q in load_questions(["corpus"]) if half == "all" or q["half"] == half][:limit]
     questions.sort(key=lambda q: prompts.language_for(q["question"], "auto"))  # one switch of head
     rows: list[dict[str, Any]] = []
 

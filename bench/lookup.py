@@ -61,7 +61,7 @@ def main() -> None:
     gen = LlamaGenerator(path, threads=args.threads, prompt_lookup=args.lookup)
     draft = gen._draft
     kb = open_library(args.db, args.embedder)
-    questions = [q for q in load_questions() if args.half == "all" or q["half"] == args.half][: args.limit]
+    questions = [q for q in load_questions(["corpus"]) if args.half == "all" or q["half"] == args.half][: args.limit]
     rows = []
     for n, q in enumerate(questions):
         retrieval = kb.retriever.search(q["question"], 5)
