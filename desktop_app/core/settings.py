@@ -35,8 +35,9 @@ class Settings:
     temperature: float = 0.1
     threads: int = dataclasses.field(default_factory=_default_threads)
     context_tokens: int = 4096
-    # After an answer, ask the model about the sentences the rules are unsure of, starting
-    # no new question after judge_budget_s (bench/verdicts.py measures what it buys and costs).
+    # After an answer, ask the model whether each checked sentence's passage says it (its
+    # P(yes) decides green, amber or red: core/answer/judge.py), at most MAX_JUDGED
+    # questions and none started after judge_budget_s (bench/verdicts.py: ~2-3 s each).
     judge: bool = True
     judge_budget_s: float = 30.0  # no new judge question after this many seconds
     prompt_language: str = "auto"  # "auto" | "en" | "zh" | "de"

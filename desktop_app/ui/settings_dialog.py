@@ -81,14 +81,16 @@ class SettingsDialog(QDialog):
         self.temperature.setAccessibleName("Temperature")
         self.temperature.setMinimumWidth(90)
         self.judge = QCheckBox(
-            "After each answer, ask the model about the sentences the checks are unsure of"
-            f" (up to {self.current.judge_budget_s:.0f} s more)", self)
+            "After each answer, ask the model whether each cited passage says its sentence"
+            f" (about 2-3 s a sentence, up to {self.current.judge_budget_s:.0f} s more)", self)
         self.judge.setChecked(self.current.judge)
-        self.judge.setAccessibleName("Judge unsure sentences with the model")
+        self.judge.setAccessibleName("Check sentences with the model")
         self.judge.setToolTip(
-            "The model reads the cited passage and says yes, partly or no; the underline"
-            " changes in place. Each question takes a few seconds on two cores"
-            " (bench/verdicts.py); answers are cached per sentence and passage.")
+            "The model reads the cited passage of each checked sentence (at most 8 an answer)"
+            " and Folio reads how likely its \"yes\" is: green needs 97%, a green sentence"
+            " below 80% turns amber, below 50% red; the underline changes in place. Each"
+            " question takes about 2-3 s on two cores (bench/verdicts.py); answers are cached"
+            " per sentence and passage. Off: the rule checks alone.")
         self.ocr = QCheckBox("Read scanned pages with OCR when indexing (about 3 s a page)", self)
         self.ocr.setChecked(self.current.ocr)
         self.ocr.setAccessibleName("Read scanned pages with OCR")
