@@ -15,16 +15,11 @@ from typing import Any
 import numpy as np
 
 from desktop_app.core.library import postings
+from desktop_app.core.library.connection import StoreConnection
 
 
-class LibraryQueries:
+class LibraryQueries(StoreConnection):
     """Read-only queries over the store's connection (a mixin of ``Store``)."""
-
-    def _cursor(self) -> Any:  # pragma: no cover - Store provides it
-        raise NotImplementedError
-
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:  # pragma: no cover
-        raise NotImplementedError
 
     # ------------------------------------------------------------------ search (BM25 over the postings)
 

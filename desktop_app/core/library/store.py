@@ -3,11 +3,15 @@
 One process owns the file (DuckDB allows one writer process). Threads each get their
 own cursor. Every document is written in one transaction, so a crash leaves either
 the whole file or none of it. Bulk rows go in through Arrow, never executemany.
+
+This module holds the connection and the writes of files, documents, chunks and postings;
+the store inherits the rest: search and provenance queries (queries.py), reading passages
+and documents (reading.py), vectors (vectors.py), saved answers and the judge's cache
+(answer_records.py).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,17 +23,12 @@ import numpy as np
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.library import postings
+from desktop_app.core.library.answer_records import AnswerRecords
 from desktop_app.core.library.migrations import migrate
-from desktop_app.core.library.queries import LibraryQueries, scope_params
-from desktop_app.core.types import (
-    Chunk,
-    DocStatus,
-    DocumentInfo,
-    ExtractedDocument,
-    PageQuality,
-    PageText,
-    Passage,
-)
+from desktop_app.core.library.queries import LibraryQueries
+from desktop_app.core.library.reading import LibraryReading
+from desktop_app.core.library.vectors import LibraryVectors
+from desktop_app.core.types import Chunk, ExtractedDocument
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +44,7 @@ class FileRecord:
     removed: bool
 
 
-class Store(LibraryQueries):
+class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
     def __init__(self, db_path: Path | str) -> None:
         import duckdb
 
@@ -306,45 +305,7 @@ class Store(LibraryQueries):
         if vectors is not None:
             self._insert_vectors(cur, ckeys, vectors, model_id)
 
-    def _insert_vectors(self, cur: Any, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
-        import pyarrow as pa
-
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        n, dim = vectors.shape
-        offsets = pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32))
-        lists = pa.ListArray.from_arrays(offsets, pa.array(vectors.reshape(-1)))
-        table = pa.table({
-            "ckey": pa.array(list(ckeys), pa.int64()),
-            "model_id": [model_id] * n,
-            "vec": lists,
-        })
-        cur.register("vec_in", table)
-        cur.execute("INSERT INTO embeddings SELECT * FROM vec_in")
-        cur.unregister("vec_in")
-
     # ------------------------------------------------------------------ derived data
-
-    def chunks_without_vectors(self, model_id: str) -> list[tuple[int, str]]:
-        return [
-            (int(k), str(t))
-            for k, t in self._query(
-                "SELECT c.ckey, c.text FROM chunks c WHERE NOT EXISTS "
-                "(SELECT 1 FROM embeddings e WHERE e.ckey = c.ckey AND e.model_id = ?) ORDER BY c.ckey",
-                [model_id],
-            )
-        ]
-
-    def add_vectors(self, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
-        with self._write_lock:
-            cur = self._cursor()
-            cur.execute("BEGIN TRANSACTION")
-            try:
-                self._insert_vectors(cur, ckeys, vectors, model_id)
-                cur.execute("COMMIT")
-            except Exception:
-                cur.execute("ROLLBACK")
-                raise
-            self.generation += 1
 
     def rebuild_postings(self, chunk_terms: Iterable[tuple[int, dict[str, int]]]) -> None:
         """Replace every BM25 posting with those of ``(ckey, {term: tf})`` pairs."""
@@ -359,221 +320,7 @@ class Store(LibraryQueries):
                 raise
             self.generation += 1
 
-    def drop_vectors(self, model_id: str | None = None) -> None:
-        with self._write_lock:
-            if model_id is None:
-                self._cursor().execute("DELETE FROM embeddings")
-            else:
-                self._cursor().execute("DELETE FROM embeddings WHERE model_id = ?", [model_id])
-            self.generation += 1
-
-    def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]:
-        """(ckeys int64[n], matrix float32[n, dim]) of every live chunk's vector."""
-        sql = (
-            "SELECT e.ckey, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey "
-            "WHERE e.model_id = $model ORDER BY e.ckey"
-        )
-        relation = self._cursor().sql(sql, params={"model": model_id})
-        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-        table = fetch()
-        if table.num_rows == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        keys = table.column("ckey").to_numpy()
-        vec = table.column("vec").combine_chunks()
-        flat = vec.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
-        return keys.astype(np.int64), flat.reshape(table.num_rows, -1)
-
-    # ------------------------------------------------------------------ reading
-
-    def passages(self, ckeys: Sequence[int], scope: Sequence[str] = ()) -> dict[int, Passage]:
-        """The passages of ``ckeys``, each with its document's live path (one inside
-        ``scope``, the paths a question was asked within, when the bytes live at several)."""
-        if not ckeys:
-            return {}
-        rows = self._query(
-            "SELECT c.ckey, c.chunk_id, c.doc_id, d.path, d.title, c.page, p.label, c.section,"
-            " c.char_start, c.char_end, c.text, d.version"
-            " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
-            " LEFT JOIN pages p ON p.doc_id = c.doc_id AND p.page = c.page"
-            " WHERE c.ckey IN (SELECT unnest(?::BIGINT[]))",
-            [list(map(int, ckeys))],
-        )
-        live_paths = self._live_paths([r[2] for r in rows])
-        if scope:
-            live_paths.update(self._live_paths([r[2] for r in rows], scope))
-        out: dict[int, Passage] = {}
-        for r in rows:
-            path = live_paths.get(r[2], r[3])
-            out[int(r[0])] = Passage(
-                chunk_id=r[1], doc_id=r[2], doc_path=path, doc_title=r[4], page=int(r[5]),
-                page_label=r[6] or str(r[5]), section=r[7], char_start=int(r[8]),
-                char_end=int(r[9]), score=0.0, text=r[10], version=int(r[11]),
-            )
-        return out
-
-    def _live_paths(self, doc_ids: Sequence[str], scope: Sequence[str] = ()) -> dict[str, str]:
-        if not doc_ids:
-            return {}
-        if scope:
-            exact, prefixes = scope_params(scope)
-            rows = self._query(
-                "SELECT f.doc_id, min(f.path) FROM files f"
-                " JOIN (SELECT unnest(?::VARCHAR[]) AS exact, unnest(?::VARCHAR[]) AS prefix) s"
-                " ON f.path = s.exact OR starts_with(f.path, s.prefix)"
-                " WHERE NOT f.removed AND f.doc_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY f.doc_id",
-                [exact, prefixes, list(set(doc_ids))],
-            )
-            return {r[0]: r[1] for r in rows}
-        rows = self._query(
-            "SELECT doc_id, min(path) FROM files WHERE NOT removed AND doc_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY doc_id",
-            [list(set(doc_ids))],
-        )
-        return {r[0]: r[1] for r in rows}
-
-    def passage_by_chunk_id(self, chunk_id: str) -> Passage | None:
-        rows = self._query("SELECT ckey FROM chunks WHERE chunk_id = ?", [chunk_id])
-        if not rows:
-            return None
-        return self.passages([int(rows[0][0])]).get(int(rows[0][0]))
-
-    def documents(self, folder: str | None = None) -> list[DocumentInfo]:
-        sql = (
-            "SELECT f.path, f.doc_id, coalesce(d.title, ''), f.status, coalesce(d.pages, 0),"
-            " coalesce(d.chunks, 0), coalesce(d.version, 1), f.error, coalesce(d.bad_pages, ''),"
-            " f.size, f.mtime, coalesce(d.ocr_pages, 0)"
-            " FROM files f LEFT JOIN documents d ON d.doc_id = f.doc_id"
-        )
-        params: list[Any] = []
-        if folder:
-            sql += " WHERE f.path LIKE ?"
-            params.append(folder.rstrip("/") + "/%")
-        sql += " ORDER BY f.path"
-        out = []
-        for r in self._query(sql, params):
-            out.append(
-                DocumentInfo(
-                    doc_id=r[1] or "", path=r[0], title=r[2] or Path(r[0]).stem,
-                    status=DocStatus(r[3]), pages=int(r[4]), chunks=int(r[5]),
-                    version=int(r[6]), error=r[7],
-                    bad_pages=tuple(int(x) for x in r[8].split(",") if x),
-                    size=int(r[9]), mtime=float(r[10]), ocr_pages=int(r[11]),
-                )
-            )
-        return out
-
-    def counts(self) -> dict[str, int]:
-        row = self._query(
-            "SELECT (SELECT count(*) FROM documents WHERE NOT superseded),"
-            " (SELECT coalesce(sum(pages), 0) FROM documents WHERE NOT superseded),"
-            " (SELECT count(*) FROM chunks), (SELECT count(*) FROM embeddings)"
-        )[0]
-        return {"documents": int(row[0]), "pages": int(row[1]), "chunks": int(row[2]), "vectors": int(row[3])}
-
-    def chunk_ids(self) -> list[str]:
-        return [r[0] for r in self._query("SELECT chunk_id FROM chunks ORDER BY chunk_id")]
-
-    def all_chunk_texts(self) -> list[tuple[int, str]]:
-        return [(int(k), t) for k, t in self._query("SELECT ckey, text FROM chunks ORDER BY ckey")]
-
-    # ------------------------------------------------------------------ answers
-
-    def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
-                    status: str, payload: dict[str, Any], scope: Sequence[str] = ()) -> None:
-        """Keep an answer; ``scope``: the files and folders it was asked within (none: all)."""
-        with self._write_lock:
-            cur = self._cursor()
-            cur.execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
-            cur.execute(
-                "INSERT INTO answers (answer_id, question, text, style, model_id, status, payload, scope)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [answer_id, question, text, style, model_id, status,
-                 json.dumps(payload, ensure_ascii=False), _scope_json(scope)],
-            )
-
-    def answers(self) -> list[dict[str, Any]]:
-        rows = self._query(
-            "SELECT answer_id, question, status, created_at, model_id, scope FROM answers ORDER BY created_at DESC"
-        )
-        return [
-            {"answer_id": r[0], "question": r[1], "status": r[2], "created_at": str(r[3]), "model_id": r[4],
-             "scope": _scope_list(r[5])}
-            for r in rows
-        ]
-
-    def answer(self, answer_id: str) -> dict[str, Any] | None:
-        rows = self._query(
-            "SELECT answer_id, question, text, style, model_id, status, created_at, payload, scope FROM answers"
-            " WHERE answer_id = ? OR answer_id LIKE ? ORDER BY created_at DESC",
-            [answer_id, answer_id + "%"],
-        )
-        if not rows:
-            return None
-        r = rows[0]
-        return {
-            "answer_id": r[0], "question": r[1], "text": r[2], "style": r[3], "model_id": r[4],
-            "status": r[5], "created_at": str(r[6]), **json.loads(r[7]), "scope": _scope_list(r[8]),
-        }
-
-    def delete_answer(self, answer_id: str) -> bool:
-        with self._write_lock:
-            before = self._query("SELECT count(*) FROM answers WHERE answer_id = ?", [answer_id])[0][0]
-            self._cursor().execute("DELETE FROM answers WHERE answer_id = ?", [answer_id])
-            return bool(before)
-
-    def judge_get(self, sentence_sha: str, chunk_id: str) -> str | None:
-        """The judge's cached answer ("yes", "partial", "no") for a sentence and chunk."""
-        rows = self._query(
-            "SELECT supported, answer FROM judge_cache WHERE sentence_sha = ? AND chunk_id = ?",
-            [sentence_sha, chunk_id],
-        )
-        if not rows:
-            return None
-        supported, answer = rows[0]
-        return str(answer) if answer else ("yes" if supported else "no")
-
-    def judge_put(self, sentence_sha: str, chunk_id: str, answer: str) -> None:
-        with self._write_lock:
-            self._cursor().execute(
-                "INSERT OR REPLACE INTO judge_cache (sentence_sha, chunk_id, supported, answer)"
-                " VALUES (?, ?, ?, ?)",
-                [sentence_sha, chunk_id, answer == "yes", answer],
-            )
-
     # ------------------------------------------------------------------ ingest rules (titles, sections)
-
-    def documents_before_rules(self, rules: int) -> list[tuple[str, str]]:
-        """(doc_id, a live path) of the current documents whose title and sections were made
-        by ingest rules older than ``rules``."""
-        rows = self._query(
-            "SELECT d.doc_id, min(f.path) FROM documents d"
-            " JOIN files f ON f.doc_id = d.doc_id AND NOT f.removed"
-            " WHERE NOT d.superseded AND d.rules < ? GROUP BY d.doc_id ORDER BY min(f.path)",
-            [rules],
-        )
-        return [(str(d), str(p)) for d, p in rows]
-
-    def document_pages(self, doc_id: str) -> list[PageText]:
-        """The stored pages of a document (text, label, size, quality; no text runs)."""
-        rows = self._query(
-            "SELECT page, label, width, height, rotation, text, quality FROM pages"
-            " WHERE doc_id = ? ORDER BY page",
-            [doc_id],
-        )
-        return [
-            PageText(int(page), str(label), float(width), float(height), int(rotation), str(text),
-                     PageQuality(quality))
-            for page, label, width, height, rotation, text, quality in rows
-        ]
-
-    def documents_chunked_otherwise(self, chunked_with: str) -> list[tuple[str, str]]:
-        """(doc_id, path) of the current documents with chunks cut for something other than
-        ``chunked_with`` (another chunker version or embedder), in path order."""
-        rows = self._query(
-            "SELECT d.doc_id, min(f.path) FROM documents d JOIN files f ON f.doc_id = d.doc_id"
-            " WHERE NOT d.superseded AND d.chunked_with <> ? GROUP BY d.doc_id ORDER BY min(f.path)",
-            [chunked_with],
-        )
-        return [(str(d), str(p)) for d, p in rows]
 
     def replace_chunks(self, doc_id: str, chunks: Sequence[Chunk], chunk_terms: Sequence[dict[str, int]],
                        vectors: np.ndarray | None, model_id: str, chunked_with: str) -> None:
@@ -601,14 +348,6 @@ class Store(LibraryQueries):
             self.generation += 1
             postings.maybe_compact(cur)
 
-    def chunk_spans(self, doc_id: str) -> list[tuple[int, int, int, int]]:
-        """(ckey, page, char_start, char_end) of a document's chunks, in page order."""
-        rows = self._query(
-            "SELECT ckey, page, char_start, char_end FROM chunks WHERE doc_id = ? ORDER BY page, idx",
-            [doc_id],
-        )
-        return [(int(k), int(p), int(a), int(b)) for k, p, a, b in rows]
-
     def apply_rules(self, doc_id: str, title: str | None, sections: Mapping[int, str],
                     rules: int) -> None:
         """Set a document's title (None: keep it) and its chunks' sections (ckey -> section)
@@ -634,16 +373,3 @@ class Store(LibraryQueries):
                 cur.execute("ROLLBACK")
                 raise
             self.generation += 1
-
-def _scope_json(scope: Sequence[str]) -> str:
-    return json.dumps(list(scope), ensure_ascii=False) if scope else ""
-
-
-def _scope_list(stored: Any) -> list[str]:
-    if not stored:
-        return []
-    try:
-        value = json.loads(str(stored))
-    except ValueError:
-        return []
-    return [str(p) for p in value] if isinstance(value, list) else []

@@ -1,0 +1,81 @@
+"""The chunks' vectors: the ``embeddings`` table, written through Arrow and loaded as one
+matrix per embedder. Qt-free.
+
+:class:`~desktop_app.core.library.store.Store` inherits them; a new document's vectors
+are written in its own transaction by ``Store.write_document``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from desktop_app.core.library.connection import StoreConnection
+
+
+class LibraryVectors(StoreConnection):
+    """Adding, finding missing, dropping and loading vectors (a mixin of ``Store``)."""
+
+    def _insert_vectors(self, cur: Any, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
+        import pyarrow as pa
+
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        n, dim = vectors.shape
+        offsets = pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32))
+        lists = pa.ListArray.from_arrays(offsets, pa.array(vectors.reshape(-1)))
+        table = pa.table({
+            "ckey": pa.array(list(ckeys), pa.int64()),
+            "model_id": [model_id] * n,
+            "vec": lists,
+        })
+        cur.register("vec_in", table)
+        cur.execute("INSERT INTO embeddings SELECT * FROM vec_in")
+        cur.unregister("vec_in")
+
+    def chunks_without_vectors(self, model_id: str) -> list[tuple[int, str]]:
+        return [
+            (int(k), str(t))
+            for k, t in self._query(
+                "SELECT c.ckey, c.text FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM embeddings e WHERE e.ckey = c.ckey AND e.model_id = ?) ORDER BY c.ckey",
+                [model_id],
+            )
+        ]
+
+    def add_vectors(self, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
+        with self._write_lock:
+            cur = self._cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                self._insert_vectors(cur, ckeys, vectors, model_id)
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+            self.generation += 1
+
+    def drop_vectors(self, model_id: str | None = None) -> None:
+        with self._write_lock:
+            if model_id is None:
+                self._cursor().execute("DELETE FROM embeddings")
+            else:
+                self._cursor().execute("DELETE FROM embeddings WHERE model_id = ?", [model_id])
+            self.generation += 1
+
+    def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]:
+        """(ckeys int64[n], matrix float32[n, dim]) of every live chunk's vector."""
+        sql = (
+            "SELECT e.ckey, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey "
+            "WHERE e.model_id = $model ORDER BY e.ckey"
+        )
+        relation = self._cursor().sql(sql, params={"model": model_id})
+        fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+        table = fetch()
+        if table.num_rows == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        keys = table.column("ckey").to_numpy()
+        vec = table.column("vec").combine_chunks()
+        flat = vec.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+        return keys.astype(np.int64), flat.reshape(table.num_rows, -1)
