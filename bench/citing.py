@@ -20,8 +20,8 @@ tokens/s.
 ``--folio --db CORPUS.duckdb`` measures citing with Folio's own retrieval instead (no
 oracle passage forced in, refusals counted): the old path (whole chunks) and the new one
 (evidence) through ``KnowledgeBase.ask`` over the corpus questions, interleaved
-(bench/facade.py, the same run as ``bench/answer.py --facade``); ``--folio-rows FILE``
-re-reports the rows such a run wrote.
+(bench/facade.py, the same run as ``bench/answer.py --facade``; ``--limit N``: the first N
+questions of the half); ``--folio-rows FILE`` re-reports the rows such a run wrote.
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def run(args: argparse.Namespace) -> list[dict[str, object]]:
     if args.zh:
         cases = load_zh_cases(args.unanswerable)
     else:
-        cases = load_cases(None if args.all else args.limit, args.unanswerable)
+        cases = load_cases(None if args.all else (args.limit or 12), args.unanswerable)
     rows: list[dict[str, object]] = []
     for case in cases:
         passages = passages_for(case, args.sources)
@@ -331,7 +331,8 @@ def summarise(rows: list[dict[str, object]]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="default", help="default | small | PATH.gguf")
-    parser.add_argument("--limit", type=int, default=12, help="answerable questions (spread over the 33)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="answerable questions (spread over the 33; default 12); --folio: the first N of the half (default all)")
     parser.add_argument("--all", action="store_true", help="all 33 answerable questions")
     parser.add_argument("--unanswerable", type=int, default=3, help="questions asked over another filing")
     parser.add_argument("--zh", action="store_true", help="the Chinese cases instead of FinanceBench")
@@ -364,6 +365,7 @@ def main() -> None:
             if args.db is None:
                 raise SystemExit("--folio needs --db (../shared/corpus indexed with folio index)")
             folio_rows = facade.run(args.db, model=args.model, threads=args.threads or 2, half=args.half,
+                                    limit=None if args.all else args.limit,
                                     embedder=args.embedder, rows_out=args.json_out)
         print(facade.quality_report(folio_rows))
         print(facade.timing_report(folio_rows))
