@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from desktop_app.core.ingest import ocr
+from desktop_app.core.ingest.changes import awaits_ocr
 from desktop_app.core.ingest.extract import extract_document
-from desktop_app.core.ingest.indexing import Indexer
 from desktop_app.core.ingest.ocr import RecognisedLine, page_from_lines, spaced_text
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
@@ -138,16 +138,14 @@ def test_ocr_pages_are_stored_with_their_line_boxes_and_found_by_search(tmp_path
         assert store.page_geometry(doc.doc_id, 1) == (595.0, 842.0, 0)
 
 
-def test_a_scan_read_without_ocr_is_read_again_once_ocr_is_on(tmp_path: Path) -> None:
-    with closing(Store(tmp_path / "lib.duckdb")) as store:
-        on, off = Indexer(store, None, ocr=True), Indexer(store, None, ocr=False)
-        before = "This PDF has no text layer: its pages are images (a scan?). Folio cannot read them because OCR is not available."
-        assert on._awaits_ocr(DocStatus.NO_TEXT_LAYER, before)
-        assert not off._awaits_ocr(DocStatus.NO_TEXT_LAYER, before)
-        assert on._awaits_ocr(DocStatus.GARBLED_TEXT, "The text of this PDF is garbled (glyph names)")
-        partly = "Pages 2–22 could not be read (glyph names instead of text); the other pages are indexed."
-        assert on._awaits_ocr(DocStatus.INDEXED_PARTIALLY, partly)
-        assert not on._awaits_ocr(DocStatus.INDEXED_PARTIALLY, "Page 3 could not be read (KeyError: 1)")
-        tried = "This PDF has no text layer, and OCR found no text it could read on its pages"
-        assert not on._awaits_ocr(DocStatus.NO_TEXT_LAYER, tried)
-        assert not on._awaits_ocr(DocStatus.INDEXED, "")
+def test_a_scan_read_without_ocr_is_read_again_once_ocr_is_on() -> None:
+    before = "This PDF has no text layer: its pages are images (a scan?). Folio cannot read them because OCR is not available."
+    assert awaits_ocr(True, DocStatus.NO_TEXT_LAYER, before)
+    assert not awaits_ocr(False, DocStatus.NO_TEXT_LAYER, before)
+    assert awaits_ocr(True, DocStatus.GARBLED_TEXT, "The text of this PDF is garbled (glyph names)")
+    partly = "Pages 2–22 could not be read (glyph names instead of text); the other pages are indexed."
+    assert awaits_ocr(True, DocStatus.INDEXED_PARTIALLY, partly)
+    assert not awaits_ocr(True, DocStatus.INDEXED_PARTIALLY, "Page 3 could not be read (KeyError: 1)")
+    tried = "This PDF has no text layer, and OCR found no text it could read on its pages"
+    assert not awaits_ocr(True, DocStatus.NO_TEXT_LAYER, tried)
+    assert not awaits_ocr(True, DocStatus.INDEXED, "")

@@ -1,11 +1,9 @@
 """One index run over a folder: scan, detect changes, parse (worker processes), chunk,
 embed and store, committing per file. Qt-free, no asyncio: the facade runs it on a thread.
 
-Three stages overlap. Worker processes parse PDFs (``parse_pool``); a feeder thread
-takes their results as they complete, chunks them and counts their terms, and keeps up
-to :data:`PREFETCH_DOCS` documents ready; the calling thread embeds and writes. The
-embedder (onnxruntime releases the GIL) therefore never waits for a parse unless the
-parser really is behind. Every file is written in one transaction: a crash or a cancel
+Three stages overlap: worker processes parse PDFs, a feeder thread chunks them
+(core/ingest/feed.py), and the calling thread embeds and writes. Which files need parsing
+is core/ingest/changes.py's. Every file is written in one transaction: a crash or a cancel
 leaves whole files only, and the next run finds them unchanged and goes on with the rest.
 
 Cancellation is checked between embedder calls, which are sized to last well under a
@@ -16,24 +14,20 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
-import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from desktop_app.core.ids import sha256_file
-from desktop_app.core.ingest import chunking, parse_pool
-from desktop_app.core.ingest.ocr import OCR_TRIED
-from desktop_app.core.ingest.text_quality import GARBLE_REASONS
+from desktop_app.core.ingest import changes, chunking, parse_pool
+from desktop_app.core.ingest.changes import scan_folder
+from desktop_app.core.ingest.feed import Prepared, StageSeconds, prepared_documents
 from desktop_app.core.library.store import Store
 from desktop_app.core.stages import Embedder
 from desktop_app.core.text import words as termlib
 from desktop_app.core.types import (
-    Chunk,
     DocStatus,
     ExtractedDocument,
     FileIndexed,
@@ -42,32 +36,21 @@ from desktop_app.core.types import (
     IndexSummary,
 )
 
+__all__ = [
+    "EMBED_BATCH", "INGEST_RULES", "Indexer", "StageSeconds", "default_workers", "scan_folder",
+]
+
 logger = logging.getLogger(__name__)
 
 EMBED_BATCH = 32  # texts per embedder call when rebuilding vectors (``reindex``)
-PREFETCH_DOCS = 3  # parsed and chunked documents kept ready for the embedder
 CALL_SECONDS = 0.3  # target length of one embedder call: the cancel latency while embedding
 CALL_MIN, CALL_MAX = 4, 16  # chunks per embedder call (8-16 measured as cheap per chunk as 32)
-_POLL_S = 0.1
-# Statuses worth another try when the bytes did not change but the situation did.
-_RETRY_WITH_PASSWORD = {DocStatus.NEEDS_PASSWORD.value}
 # The version of the rules a document's title (titles.py) and its chunks' section names
 # (chunking.py) are made by. Bump it when either changes: an index run re-derives them for
 # the unchanged documents of its folder (the title from the first page, in a parse worker;
 # the sections from the stored pages), without parsing or embedding anything again.
 # 1: metadata titles; 2: titles.choose_title, separators and running heads never named.
 INGEST_RULES = 2
-
-
-def scan_folder(folder: Path) -> list[Path]:
-    """Every PDF under ``folder`` (recursively, hidden folders skipped), sorted."""
-    found: list[Path] = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            if name.lower().endswith(".pdf") and not name.startswith("."):
-                found.append(Path(root) / name)
-    return found
 
 
 def default_workers() -> int:
@@ -100,37 +83,6 @@ class _Tally:
             files_done=self.files_done, files_total=self.files_total, pages_done=self.pages_done,
             chunks_done=self.chunks_done, current_file=current, elapsed=elapsed, eta_seconds=eta,
         )
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """A parsed document, chunked, with the BM25 term counts of each chunk."""
-
-    doc: ExtractedDocument
-    chunks: list[Chunk]
-    terms: list[dict[str, int]]
-
-
-@dataclass(frozen=True)
-class _FeedFailed:  # what the feeder thread hands over instead of a document when it crashed
-    error: BaseException
-
-
-_END = object()
-
-
-@dataclass
-class StageSeconds:
-    """Where the indexing thread's time went in the last run (wall seconds).
-
-    ``waiting`` is time the embedder sat idle for want of a parsed document: near zero
-    when parsing keeps ahead. ``chunking`` runs on the feeder thread, in parallel."""
-
-    waiting: float = 0.0
-    embedding: float = 0.0
-    writing: float = 0.0
-    chunking: float = 0.0
-    embedded_chunks: int = 0
 
 
 class Indexer:
@@ -173,7 +125,7 @@ class Indexer:
                 return self._summary(tally, [], cancelled=True)
             try:
                 size = path.stat().st_size
-                outcome = self._unchanged(path, passwords)
+                outcome = changes.unchanged(self.store, path, passwords, self.ocr)
             except FileNotFoundError:  # deleted since the scan: the removal pass retires it
                 tally.files_total -= 1
                 continue
@@ -189,7 +141,11 @@ class Indexer:
 
         # Smallest first: the embedder starts sooner, and big files are parsed meanwhile.
         queue_order = [path for _, path in sorted(to_parse)]
-        with closing(self._prepared(queue_order, passwords, should_cancel)) as items:
+        items = prepared_documents(
+            queue_order, passwords, should_cancel, self._chunk, self.stages,
+            timeout_s=self.parse_timeout_s, workers=self.workers, ocr=self.ocr,
+        )
+        with closing(items):
             for item in items:
                 event = self._store_document(item, tally, emit, should_cancel)
                 if event is None:  # cancelled while embedding: the file was not written
@@ -202,89 +158,19 @@ class Indexer:
             return self._summary(tally, [], cancelled=True)
         # Last, so that a file moved inside the folder is first found at its new path and
         # keeps its chunks; only then is the old path retired.
-        removed = self._mark_removed(folder, {str(p) for p in paths})
+        removed = changes.mark_removed(self.store, folder, {str(p) for p in paths})
         self._apply_rules(folder, passwords, should_cancel)
         self.rechunk(emit, should_cancel, folder)
         return self._summary(tally, removed, cancelled=should_cancel())
 
     # ------------------------------------------------------------------ the pipeline
 
-    def _prepared(
-        self, paths: list[str], passwords: dict[str, str], should_cancel: Callable[[], bool]
-    ) -> Generator[_Prepared, None, None]:
-        """Chunked documents, as the feeder thread makes them; stops on cancel."""
-        if not paths:
-            return
-        ready: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH_DOCS)
-        stop = threading.Event()
-
-        def halted() -> bool:
-            return stop.is_set() or should_cancel()
-
-        feeder = threading.Thread(
-            target=self._feed, args=(paths, passwords, halted, ready), name="folio-parse-feed",
-            daemon=True,
-        )
-        feeder.start()
-        try:
-            while not should_cancel():
-                began = time.perf_counter()
-                try:
-                    item = ready.get(timeout=_POLL_S)
-                except queue.Empty:
-                    self.stages.waiting += time.perf_counter() - began
-                    if not feeder.is_alive() and ready.empty():
-                        return  # the feeder died without a word (cannot happen, but never hang)
-                    continue
-                self.stages.waiting += time.perf_counter() - began
-                if item is _END:
-                    return
-                if isinstance(item, _FeedFailed):
-                    raise item.error
-                yield item
-        finally:
-            stop.set()
-            while feeder.is_alive():  # unblock a feeder waiting for room, then let it stop
-                try:
-                    ready.get(timeout=_POLL_S)
-                except queue.Empty:
-                    pass
-            feeder.join()
-
-    def _feed(self, paths: list[str], passwords: dict[str, str], halted: Callable[[], bool],
-              ready: queue.Queue[Any]) -> None:
-        """Feeder thread: parse (in worker processes), chunk, count terms, hand over."""
-
-        def password_list(p: str) -> list[str]:
-            given = passwords.get(str(Path(p).resolve()))
-            return [given] if given else []
-
-        docs = parse_pool.parse_many(
-            paths, passwords_for=password_list, timeout_s=self.parse_timeout_s,
-            workers=self.workers, should_cancel=halted, ocr=self.ocr,
-        )
-        last: Any = _END
-        try:
-            for doc in docs:
-                if halted():
-                    return
-                began = time.perf_counter()
-                item = self._chunk(doc)
-                self.stages.chunking += time.perf_counter() - began
-                if not _put(ready, item, halted):
-                    return
-        except BaseException as exc:  # handed to the indexing thread, raised there
-            last = _FeedFailed(exc)
-        finally:
-            docs.close()  # stops the parse workers now, not when garbage-collected
-        _put(ready, last, halted)
-
-    def _chunk(self, doc: ExtractedDocument) -> _Prepared:
+    def _chunk(self, doc: ExtractedDocument) -> Prepared:
         if not doc.status.searchable:
-            return _Prepared(doc, [], [])
+            return Prepared(doc, [], [])
         count = self.embedder.count_tokens if self.embedder is not None else None
         chunks = chunking.chunk_document(doc, max_tokens=self._chunk_tokens(), count_tokens=count)
-        return _Prepared(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks])
+        return Prepared(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks])
 
     def _chunk_tokens(self) -> int:
         return min(220, (self.embedder.max_tokens if self.embedder is not None else 256) - 16)
@@ -320,7 +206,7 @@ class Indexer:
             done(len(picked))
         return out
 
-    def _store_document(self, item: _Prepared, tally: _Tally, emit: Callable[[IndexEvent], None],
+    def _store_document(self, item: Prepared, tally: _Tally, emit: Callable[[IndexEvent], None],
                         should_cancel: Callable[[], bool]) -> FileIndexed | None:
         doc, chunks = item.doc, item.chunks
         if not doc.status.searchable:
@@ -437,72 +323,6 @@ class Indexer:
         logger.info("%d documents cut again in %.1f s", done, time.monotonic() - started)
         return done
 
-    # ------------------------------------------------------------------ change detection
-
-    def _mark_removed(self, folder: Path, present: set[str]) -> list[str]:
-        prefix = str(folder) + os.sep
-        gone = [
-            r.path for r in self.store.file_records()
-            if r.path.startswith(prefix) and r.path not in present and not r.removed
-        ]
-        if gone:
-            self.store.mark_removed(gone)
-        return gone
-
-    def _unchanged(self, path: Path, passwords: dict[str, str]) -> FileIndexed | None:
-        """A FileIndexed(unchanged=True) if nothing needs doing for ``path``, else None.
-
-        Size and mtime first; when they differ, the sha256 of the bytes decides (a touched
-        file, or the same bytes moved or copied here, keeps its chunks)."""
-        stat = path.stat()
-        record = self.store.file_record(str(path))
-        retry = str(path) in passwords
-        if (
-            record is not None and not record.removed and record.size == stat.st_size
-            and record.mtime == stat.st_mtime and not retry
-            # A file that timed out is tried again: the machine may only have been busy.
-            and record.status != DocStatus.TIMED_OUT
-            and not self._awaits_ocr(record.status, record.error)
-            and (record.doc_id is None or self.store.has_document(record.doc_id)
-                 or record.status not in (DocStatus.INDEXED, DocStatus.INDEXED_PARTIALLY))
-        ):
-            return self._as_event(str(path), record.doc_id, record.status, record.error)
-        doc_id = sha256_file(path)
-        if record is not None and record.doc_id == doc_id and not retry and (
-            self.store.has_document(doc_id) or record.status not in _RETRY_WITH_PASSWORD
-        ) and record.status != DocStatus.TIMED_OUT and not self._awaits_ocr(record.status, record.error):
-            # Touched but not changed, or restored after removal.
-            self.store.set_file(str(path), doc_id, stat.st_size, stat.st_mtime, record.status, record.error)
-            return self._as_event(str(path), doc_id, record.status, record.error)
-        if self.store.has_document(doc_id):
-            # The same bytes are already indexed under another path: a move, rename or copy.
-            status = self.store.document_status(doc_id) or DocStatus.INDEXED.value
-            self.store.set_file(str(path), doc_id, stat.st_size, stat.st_mtime, status)
-            return self._as_event(str(path), doc_id, status, "")
-        return None
-
-    def _awaits_ocr(self, status: str, error: str) -> bool:
-        """A scanned or garbled file last read without OCR, now that OCR is on (a file
-        OCR has already tried says so in its message, and is not read again)."""
-        if not self.ocr or any(mark in error for mark in OCR_TRIED):
-            return False
-        if status in (DocStatus.NO_TEXT_LAYER, DocStatus.GARBLED_TEXT):
-            return True
-        return status == DocStatus.INDEXED_PARTIALLY and any(r in error for r in GARBLE_REASONS)
-
-    def _as_event(self, path: str, doc_id: str | None, status: str, error: str) -> FileIndexed:
-        pages = chunks = ocr = 0
-        bad: tuple[int, ...] = ()
-        if doc_id:
-            totals = self.store.document_totals(doc_id)
-            if totals:
-                pages, chunks, bad = totals
-            ocr = self.store.document_ocr_pages(doc_id)
-        return FileIndexed(
-            path=path, status=DocStatus(status), pages=pages, chunks=chunks, unchanged=True,
-            error=error, bad_pages=bad, ocr_pages=ocr,
-        )
-
     def _summary(self, tally: _Tally, removed: list[str], cancelled: bool) -> IndexSummary:
         counts = self.store.counts()
         s = self.stages
@@ -550,13 +370,3 @@ class Indexer:
             written += len(batch)
         return written
 
-
-def _put(ready: queue.Queue[Any], item: object, halted: Callable[[], bool]) -> bool:
-    """Hand ``item`` over, waiting for room; False if the run stopped meanwhile."""
-    while True:
-        try:
-            ready.put(item, timeout=_POLL_S)
-            return True
-        except queue.Full:
-            if halted():
-                return False
