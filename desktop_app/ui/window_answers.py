@@ -1,0 +1,186 @@
+"""The main window's answer flow: asking (the answer task), checking a text, reopening
+an answer from the history, following its citations to the page (F8), and exporting it.
+
+A mixin of :class:`~desktop_app.ui.main_window.MainWindow`, which builds the widgets
+named below and provides ``show_status``, ``report`` and ``update_actions``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from desktop_app.core.errors import KnownError
+from desktop_app.core.types import AnswerFailed, OcrLine, SourcePayload, SourceState
+from desktop_app.services.api import KnowledgeBaseAPI
+from desktop_app.ui import check_dialog, dialogs
+from desktop_app.ui.answer_model import AnswerTurn
+from desktop_app.ui.answer_view import ConversationPane
+from desktop_app.ui.async_qt import TaskSet
+from desktop_app.ui.check_turn import check_turn
+from desktop_app.ui.citation_nav import CitationCursor
+from desktop_app.ui.export import turn_to_markdown
+from desktop_app.ui.history_panel import HistoryPanel
+from desktop_app.ui.library_model import LibraryModel
+from desktop_app.ui.pdf_view import PageViewer
+
+logger = logging.getLogger(__name__)
+
+
+class AnswerMixin:
+    """Questions, checked texts, reopened answers, citations and export of the main window."""
+
+    kb: KnowledgeBaseAPI
+    ask_task: asyncio.Task[AnswerTurn] | None
+    tasks: TaskSet
+    library: LibraryModel
+    conversation: ConversationPane
+    viewer: PageViewer
+    history: HistoryPanel
+    citations: CitationCursor
+
+    def ask_from_box(self) -> asyncio.Task[AnswerTurn] | None:
+        """Edit ▸ Ask (Ctrl+Enter): ask what the question box holds."""
+        question = self.conversation.question.toPlainText().strip()
+        if not question:
+            self.conversation.question.setFocus()
+            self.show_status("Type a question first.")
+            return None
+        return self.ask(question)
+
+    def ask(self, question: str) -> asyncio.Task[AnswerTurn] | None:
+        if self.ask_task is not None and not self.ask_task.done():
+            self.show_status("An answer is still running: stop it first (Esc).")
+            return None
+        scope = self.conversation.scope
+        turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
+        self.ask_task = asyncio.ensure_future(self._ask(question, turn, scope))
+        self.ask_task.add_done_callback(lambda _task: self.update_actions())
+        self.update_actions()
+        return self.ask_task
+
+    async def _ask(self, question: str, turn: AnswerTurn, scope: tuple[str, ...] = ()) -> AnswerTurn:
+        try:
+            async for event in self.kb.ask(question, scope=scope):
+                self.conversation.apply(event)
+        except KnownError as error:
+            self.conversation.apply(AnswerFailed(str(error), known=True))
+        except asyncio.CancelledError:
+            self.conversation.end_turn()
+            raise
+        except Exception as error:  # a bug
+            logger.exception("answering %r failed", question)
+            self.conversation.apply(AnswerFailed(f"{type(error).__name__}: {error}", known=False))
+        self.conversation.end_turn()
+        if self.history_dock.isVisible():
+            self.history.refresh()
+        return turn
+
+    # ------------------------------------------------------------------ checking a text
+
+    def check_text(self) -> check_dialog.CheckTextDialog:
+        """File ▸ Check a Text…: paste or open a text; its sentences are checked."""
+        return check_dialog.open_check_dialog(self, self.check_text_content)
+
+    def check_text_content(self, text: str, name: str = "") -> asyncio.Task[AnswerTurn] | None:
+        """Check each sentence of ``text`` against the library, shown as a turn whose chips
+        open the supporting pages; runs as the answer task (Stop and Esc end it)."""
+        if self.ask_task is not None and not self.ask_task.done():
+            self.show_status("An answer is still running: stop it first (Esc).")
+            return None
+        turn = check_turn(name)
+        self.conversation.add_turn(turn)
+        self.ask_task = asyncio.ensure_future(check_dialog.run_check(self, turn, text, name))
+        self.ask_task.add_done_callback(lambda _task: self.update_actions())
+        self.update_actions()
+        return self.ask_task
+
+    # ------------------------------------------------------------------ history
+
+    def _on_history_visible(self, visible: bool) -> None:
+        if visible:
+            self.history.refresh()
+
+    def _on_reopened(self, turn: AnswerTurn) -> None:
+        if turn.scope and not turn.scope_label:
+            rows = [self.library.row(path) for path in turn.scope]
+            if len(rows) == 1 and rows[0] is not None:
+                turn.scope_label = rows[0].title
+        self.conversation.add_turn(turn)
+        stale = turn.stale_citations()
+        note = f"; {len(stale)} cited source(s) changed or removed since" if stale else ""
+        within = f" (asked within {turn.scope_label or ', '.join(Path(p).name for p in turn.scope)})" if turn.scope else ""
+        self.show_status(f"Reopened the answer to “{turn.question}”{within}{note}.")
+
+    # ------------------------------------------------------------------ citations
+
+    def _on_citation_clicked(self, turn_index: int, cid: str) -> None:
+        turn = self.conversation.turns[turn_index]
+        source = turn.source(cid)
+        if source is None:
+            self.show_status(f"[{cid}] is not among the sources given to the model.")
+            return
+        self.citations.clicked(self.conversation.turns, turn_index, cid)  # F8 goes on from here
+        self.tasks.spawn(self.show_citation(source, turn.support_spans(cid)), f"cite {cid}")
+
+    def step_citation(self, direction: int) -> SourcePayload | None:
+        """F8 / Shift+F8: open the next (+1) or previous (-1) cited passage of the answer."""
+        turns = self.conversation.turns
+        step = self.citations.step(turns, direction)
+        if step is None:
+            self.show_status("No answer with citations yet.")
+            return None
+        turn = turns[step.turn_index]
+        self.show_status(step.describe(turn))
+        self.tasks.spawn(self.show_citation(step.source, turn.support_spans(step.cid)), f"cite {step.cid}")
+        return step.source
+
+    def _on_suggestion_clicked(self, turn_index: int, chunk_id: str) -> None:
+        source = self.conversation.turns[turn_index].source_by_chunk(chunk_id)
+        if source is not None:
+            self.tasks.spawn(self.show_citation(source, []), f"suggest {chunk_id}")
+
+    async def show_citation(self, source: SourcePayload, support: list[tuple[int, int]]) -> bool:
+        """Open the cited page now; highlight once the facade confirms the file is unchanged."""
+        token = self.viewer.show_source(source, support)
+        try:
+            state = await self.kb.source_state(source.chunk_id, source.doc_id)
+        except KnownError as error:
+            logger.info("source state of %s unknown: %s", source.chunk_id, error)
+            state = SourceState.REMOVED if not Path(source.doc_path).is_file() else SourceState.CURRENT
+        lines: list[OcrLine] = []
+        if state is SourceState.CURRENT:
+            try:  # a page read by OCR is highlighted from its line boxes
+                lines = await self.kb.ocr_lines(source.doc_id, source.page, source.char_start, source.char_end)
+            except KnownError as error:
+                logger.info("OCR lines of %s unknown: %s", source.chunk_id, error)
+        return self.viewer.apply_source_state(token, state, lines)
+
+    # ------------------------------------------------------------------ export
+
+    def _exportable_turn(self) -> AnswerTurn | None:
+        for turn in reversed(self.conversation.turns):
+            if not turn.state.running and (turn.text or turn.no_basis):
+                return turn
+        return None
+
+    def export_markdown(self, path: str | Path) -> Path:
+        turn = self._exportable_turn()
+        if turn is None:
+            raise KnownError("There is no finished answer to export yet.")
+        target = Path(path)
+        target.write_text(turn_to_markdown(turn), encoding="utf-8")
+        self.show_status(f"Answer exported to {target}")
+        return target
+
+    def choose_export(self) -> None:
+        turn = self._exportable_turn()
+        if turn is not None:
+            dialogs.choose_export_file(self, turn.question, self._export_to)
+
+    def _export_to(self, path: str) -> None:
+        try:
+            self.export_markdown(path)
+        except (OSError, KnownError) as error:
+            self.report(f"Could not export the answer: {error}", known=True)
