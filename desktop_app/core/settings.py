@@ -50,7 +50,7 @@ class Settings:
     parse_timeout_s: float = 60.0  # per file; + parse_pool.OCR_SECONDS_PER_PAGE a page to OCR
     ocr: bool = True  # read scanned pages (no text layer) and garbled ones with OCR
     # Tokens of evidence a prompt carries in all (core/answer/evidence.py); 0: whole chunks.
-    evidence_tokens: int = 320
+    evidence_tokens: int = 280
     # Draft tokens a step by prompt lookup (core/models/generate.py); 0: off.
     prompt_lookup: int = 0
 
