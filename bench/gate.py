@@ -21,8 +21,9 @@ answerable refused in each language, then the most unanswerable refused)::
 ``answers`` runs the whole answer (retrieval, gate, prompt, model, citations, verdicts,
 ``answering.answer``) and prints per language: answerable questions refused (by the gate /
 by the model), unanswerable ones ending in "no basis" (gate / model), the share of
-citations on a page that holds the answer, and the share of factual sentences carrying a
-valid marker::
+citations on a page that holds the answer (a page the set names, or another page holding
+80% of the words of the question's evidence sentence), and the share of factual sentences
+carrying a valid marker::
 
     .venv/bin/python bench/gate.py answers --db /tmp/corpus.duckdb --model default \\
         --half held [--limit 10] [--json-out default.json]
@@ -51,6 +52,7 @@ import eval_sets  # noqa: E402
 
 from desktop_app.core.answer import answering  # noqa: E402
 from desktop_app.core.settings import Settings  # noqa: E402
+from desktop_app.core.text import words as termlib  # noqa: E402
 from desktop_app.core.types import (  # noqa: E402
     AnswerFailed,
     AnswerFinished,
@@ -73,7 +75,9 @@ def load(languages: Sequence[str]) -> list[dict[str, Any]]:
     for lang in languages:
         for q in eval_sets.load(lang):
             rows.append({"id": q.id, "lang": lang, "half": eval_sets.half(q), "kind": "a" if q.answerable else "u",
-                         "question": q.question, "file": q.file, "pages": list(q.pages)})
+                         "question": q.question, "file": q.file, "pages": list(q.pages),
+                         "evidence": list(q.evidence) if isinstance(q.evidence, (list, tuple))
+                         else ([q.evidence] if q.answerable else [])})
     for row in json.loads(OFFTOPIC.read_text(encoding="utf-8")):
         if row["lang"] in languages:
             rows.append({"id": row["id"], "lang": row["lang"], "half": "-", "kind": "off",
@@ -95,6 +99,18 @@ def open_library(db: Path, embedder_choice: str = "default") -> tuple[Any, Any, 
 
 def on_page(row: dict[str, Any], doc_path: str, page: int) -> bool:
     return bool(row["file"]) and Path(doc_path).name == row["file"] and page in row["pages"]
+
+
+def holds_answer(row: dict[str, Any], page_text: str) -> bool:
+    """Whether a page other than the named ones states the answer too: it holds 80% of the
+    words of one of the question's evidence sentences (a title page repeating the author,
+    a summary repeating a figure)."""
+    seen = set(termlib.tokenize(page_text))
+    for sentence in row.get("evidence", ()):
+        wanted = set(termlib.tokenize(sentence))
+        if wanted and len(wanted & seen) >= 0.8 * len(wanted):
+            return True
+    return False
 
 
 def pct(part: float, whole: float) -> str:
@@ -220,6 +236,13 @@ def answers(args: argparse.Namespace) -> None:
     from desktop_app.core.models.generate import LlamaGenerator
 
     store, retriever, model_id = open_library(args.db)
+    pages: dict[str, dict[int, str]] = {}
+
+    def page_text(doc_id: str, page: int) -> str:
+        if doc_id not in pages:
+            pages[doc_id] = {p.page: p.text for p in store.document_pages(doc_id)}
+        return pages[doc_id].get(page, "")
+
     # The judge (on in the app) only changes verdicts, not what is refused or cited: off here.
     settings = Settings(answer_model=args.model, use_grammar=args.grammar, judge=False, abstain=True)
     if args.max_tokens:
@@ -249,7 +272,7 @@ def answers(args: argparse.Namespace) -> None:
         started = time.perf_counter()
         answering.answer(row["question"], retriever=retriever, store=None, generator_factory=lambda: generator,
                          settings=settings, emit=events.append, should_cancel=lambda: False)
-        results.append(summarise(row, events, time.perf_counter() - started))
+        results.append(summarise(row, events, time.perf_counter() - started, page_text))
         r = results[-1]
         r["decline_p"] = round(math.exp(measured.pop("logprob")), 4) if "logprob" in measured else None
         print(f"{r['id']:10} {r['seconds']:5.1f}s gated={int(r['gated'])} no_basis={int(r['no_basis'])}"
@@ -264,7 +287,8 @@ def answers(args: argparse.Namespace) -> None:
     answer_table([run])
 
 
-def summarise(row: dict[str, Any], events: list[Any], seconds: float) -> dict[str, Any]:
+def summarise(row: dict[str, Any], events: list[Any], seconds: float,
+              page_text: Callable[[str, int], str] = lambda doc_id, page: "") -> dict[str, Any]:
     started = next((e for e in events if isinstance(e, AnswerStarted)), None)
     finished = next((e for e in events if isinstance(e, AnswerFinished)), None)
     sources = {s.id: s for s in (started.sources if started else ())}
@@ -273,8 +297,9 @@ def summarise(row: dict[str, Any], events: list[Any], seconds: float) -> dict[st
         for cid in finished.citations:
             if cid in sources and cid not in finished.hallucinated:
                 s = sources[cid]
-                cited.append({"id": cid, "doc": Path(s.doc_path).name, "page": s.page,
-                              "on_page": on_page(row, s.doc_path, s.page)})
+                named = on_page(row, s.doc_path, s.page)
+                cited.append({"id": cid, "doc": Path(s.doc_path).name, "page": s.page, "named_page": named,
+                              "on_page": named or holds_answer(row, page_text(s.doc_id, s.page))})
     verdicts: dict[tuple[int, int], ClaimVerdict] = {}
     for event in events:
         if isinstance(event, ClaimVerdict):

@@ -304,7 +304,7 @@ def default_verifier(source_map: SourceMap) -> Verifier:
     """The rule scorer over the sources the model saw; suggestions are keyed by chunk id.
 
     No embedder here: on two cores it would compete with the model for the CPU, and on
-    calibration pairs it changed 1 verdict in 30 (see core/answer/verify.py).
+    calibration pairs it changed 1 verdict in 30 (see core/answer/claim_score.py).
     """
     from desktop_app.core.answer.verify import StreamingVerifier
 
