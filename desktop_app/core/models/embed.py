@@ -15,6 +15,7 @@ import hashlib
 import logging
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,14 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+@dataclass(frozen=True)
+class _Cut:
+    """The ids and type ids of a truncated encoding (what the model reads of a long text)."""
+
+    ids: list[int]
+    type_ids: list[int]
+
+
 class OnnxEmbedder:
     """all-MiniLM-style ONNX sentence embedder (mean pooling, L2 norm, batched)."""
 
@@ -67,13 +76,14 @@ class OnnxEmbedder:
         self._multilingual = multilingual
         self._max_tokens = max_tokens
         self._batch_size = max(1, batch_size)
-        self._embed_tokenizer = self._load_tokenizer(Path(tokenizer_path))
-        self._embed_tokenizer.no_padding()
-        self._embed_tokenizer.enable_truncation(max_length=max_tokens)
-        self._count_tokenizer = self._load_tokenizer(Path(tokenizer_path))
-        self._count_tokenizer.no_padding()
-        self._count_tokenizer.no_truncation()
-        pad = [self._embed_tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")]
+        # One tokenizer, never truncating: it counts, and :meth:`_cut` truncates for the model
+        # as the library's truncation would. multilingual-e5-small's 250k-piece vocabulary
+        # costs ~285 MB per loaded copy; a second, truncating copy pushed Folio's process
+        # tree over 2.5 GB (bench/rss.py).
+        self._tokenizer = self._load_tokenizer(Path(tokenizer_path))
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        pad = [self._tokenizer.token_to_id(t) for t in ("[PAD]", "<pad>")]
         self._pad_id = next((i for i in pad if i is not None), 0)
 
         options = ort.SessionOptions()
@@ -127,7 +137,7 @@ class OnnxEmbedder:
 
     def count_tokens(self, text: str) -> int:
         """Tokens the model would see for ``text``, with [CLS]/[SEP], before truncation."""
-        return len(self._count_tokenizer.encode(text).ids)
+        return len(self._tokenizer.encode(text).ids)
 
     @property
     def prefixes(self) -> tuple[str, str]:
@@ -149,7 +159,7 @@ class OnnxEmbedder:
             return np.zeros((0, self._dim), dtype=np.float32)
         # one text at a time: encode_batch starts a Rayon thread pool, which competes with
         # onnxruntime's threads and makes tokenizers warn (and disable itself) after a fork
-        encodings = [self._embed_tokenizer.encode(text) for text in texts]
+        encodings = [self._cut(self._tokenizer.encode(text)) for text in texts]
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out = np.empty((len(texts), self._dim), dtype=np.float32)
         for start in range(0, len(order), self._batch_size):
@@ -160,9 +170,22 @@ class OnnxEmbedder:
     # ------------------------------------------------------------------ internals
 
     def _run(self, texts: list[str]) -> np.ndarray:
-        return self._run_encodings([self._embed_tokenizer.encode(text) for text in texts])
+        return self._run_encodings([self._cut(self._tokenizer.encode(text)) for text in texts])
 
-    def _run_encodings(self, encodings: list[tokenizers.Encoding]) -> np.ndarray:
+    def _cut(self, encoding: tokenizers.Encoding) -> tokenizers.Encoding | _Cut:
+        """``encoding`` cut to ``max_tokens`` as the tokenizer's own truncation cuts: the text's
+        tokens go, the special tokens around them (<s> … </s>, [CLS] … [SEP]) stay."""
+        if len(encoding.ids) <= self._max_tokens:
+            return encoding
+        special = encoding.special_tokens_mask
+        tail = 0
+        while tail < len(special) and special[-1 - tail]:
+            tail += 1
+        keep = max(0, self._max_tokens - tail)
+        ids, types = encoding.ids, encoding.type_ids
+        return _Cut(ids[:keep] + ids[len(ids) - tail:], types[:keep] + types[len(types) - tail:])
+
+    def _run_encodings(self, encodings: Sequence[tokenizers.Encoding | _Cut]) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         mask = np.zeros((len(encodings), width), dtype=np.int64)
