@@ -247,6 +247,8 @@ def answers(args: argparse.Namespace) -> None:
     settings = Settings(answer_model=args.model, use_grammar=args.grammar, judge=False, abstain=True)
     if args.max_tokens:
         settings = settings.replace(max_tokens=args.max_tokens)
+    if args.sources:
+        settings = settings.replace(sources_per_answer=args.sources)
     generator = LlamaGenerator(models.resolve_answer_model(args.model),
                                context_tokens=settings.context_tokens, threads=args.threads or settings.threads)
     answering.ABSTAIN_PROBABILITY = args.abstain
@@ -258,7 +260,7 @@ def answers(args: argparse.Namespace) -> None:
         return measured["logprob"]
 
     generator.reply_logprob = recorded  # type: ignore[method-assign]
-    rows = [r for r in load(args.languages.split(",")) if r["kind"] != "off"
+    rows = [r for r in load(args.languages.split(",")) if r["kind"] in args.kinds.split(",")
             and (args.half == "all" or r["half"] == args.half)]
     if args.limit:  # at most --limit of each (language, kind), spread over the ids
         chosen = []
@@ -408,6 +410,8 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--max-tokens", type=int, default=0, help="cut answers short (enough to see a refusal)")
     p.add_argument("--grammar", action="store_true", help="answer under the citation grammar")
+    p.add_argument("--sources", type=int, default=0, help="sources per answer (0: the Settings default)")
+    p.add_argument("--kinds", default="a,u", help="a (answerable), u (unanswerable) or both")
     p.add_argument("--abstain", type=float, default=answering.ABSTAIN_PROBABILITY,
                    help="decline when the model would say 'no answer' with this probability (1.01: never)")
     p.add_argument("--json-out", default="")
