@@ -237,8 +237,10 @@ class ConversationPane(QWidget):
         self.set_busy(False)
         self.render_now()
 
-    def set_busy(self, busy: bool) -> None:
-        self.ask_button.setEnabled(not busy)
+    def set_busy(self, busy: bool, *, can_ask: bool | None = None) -> None:
+        """Stop while a task runs; Ask when none does, or (``can_ask``) while only the
+        checks of a written answer run."""
+        self.ask_button.setEnabled(not busy if can_ask is None else can_ask)
         self.stop_button.setEnabled(busy)
 
     # ------------------------------------------------------------------ rendering

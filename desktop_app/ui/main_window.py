@@ -75,6 +75,7 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         self.passwords: dict[str, str] = {}
         self.index_task: asyncio.Task[IndexSummary | None] | None = None
         self.ask_task: asyncio.Task[AnswerTurn] | None = None
+        self.asking_turn: AnswerTurn | None = None
         self.tasks = TaskSet()
         self.last_summary: IndexSummary | None = None
         self.setWindowTitle("Folio")
@@ -135,11 +136,13 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
     def update_actions(self) -> None:
         indexing = self.index_task is not None and not self.index_task.done()
         asking = self.ask_task is not None and not self.ask_task.done()
+        # While only the model's checks of a written answer run, the next question may come.
+        can_ask = not asking or self.only_checking()
         self.commands.reindex_action.setEnabled(bool(self.folder) and not indexing)
         self.commands.stop_action.setEnabled(indexing or asking)
-        self.commands.ask_action.setEnabled(not asking)
+        self.commands.ask_action.setEnabled(can_ask)
         self.commands.export_action.setEnabled(self._exportable_turn() is not None)
-        self.conversation.set_busy(asking)
+        self.conversation.set_busy(asking, can_ask=can_ask)
 
     # ------------------------------------------------------------------ layout memory
 

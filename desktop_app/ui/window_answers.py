@@ -8,14 +8,15 @@ named below and provides ``show_status``, ``report`` and ``update_actions``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 
 from desktop_app.core.errors import KnownError
-from desktop_app.core.types import AnswerFailed, OcrLine, SourcePayload, SourceState
+from desktop_app.core.types import AnswerFailed, AnswerFinished, OcrLine, SourcePayload, SourceState
 from desktop_app.services.api import KnowledgeBaseAPI
 from desktop_app.ui import check_dialog, dialogs
-from desktop_app.ui.answer_model import AnswerTurn
+from desktop_app.ui.answer_model import AnswerTurn, TurnState
 from desktop_app.ui.answer_view import ConversationPane
 from desktop_app.ui.async_qt import TaskSet
 from desktop_app.ui.check_turn import check_turn
@@ -33,6 +34,7 @@ class AnswerMixin:
 
     kb: KnowledgeBaseAPI
     ask_task: asyncio.Task[AnswerTurn] | None
+    asking_turn: AnswerTurn | None  # the turn the running question writes
     tasks: TaskSet
     library: LibraryModel
     conversation: ConversationPane
@@ -50,20 +52,43 @@ class AnswerMixin:
         return self.ask(question)
 
     def ask(self, question: str) -> asyncio.Task[AnswerTurn] | None:
-        if self.ask_task is not None and not self.ask_task.done():
+        previous = self.ask_task if self.ask_task is not None and not self.ask_task.done() else None
+        if previous is not None and not self.only_checking():
             self.show_status("An answer is still running: stop it first (Esc).")
             return None
         scope = self.conversation.scope
-        turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
-        self.ask_task = asyncio.ensure_future(self._ask(question, turn, scope))
+        if previous is None:
+            turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
+            self.ask_task = asyncio.ensure_future(self._ask(question, turn, scope))
+        else:  # the last answer is written and only its checks run: stop them, then ask
+            self.show_status("Stopped checking the last answer; asking the next question.")
+            self.ask_task = asyncio.ensure_future(self._ask_after(previous, question, scope))
         self.ask_task.add_done_callback(lambda _task: self.update_actions())
         self.update_actions()
         return self.ask_task
 
+    def only_checking(self) -> bool:
+        """True while the running question's answer is written and only the model's checks
+        of its sentences (the judge) still run: a new question may stop them."""
+        turn = self.asking_turn
+        return (turn is not None and turn.state is TurnState.FINISHED
+                and self.ask_task is not None and not self.ask_task.done())
+
+    async def _ask_after(self, previous: asyncio.Task[AnswerTurn], question: str,
+                         scope: tuple[str, ...]) -> AnswerTurn:
+        previous.cancel()  # the facade's flag stops the judge before its next question
+        with contextlib.suppress(asyncio.CancelledError):
+            await previous
+        turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
+        return await self._ask(question, turn, scope)
+
     async def _ask(self, question: str, turn: AnswerTurn, scope: tuple[str, ...] = ()) -> AnswerTurn:
+        self.asking_turn = turn
         try:
             async for event in self.kb.ask(question, scope=scope):
                 self.conversation.apply(event)
+                if isinstance(event, AnswerFinished):
+                    self.update_actions()  # the next question may be asked while checks run
         except KnownError as error:
             self.conversation.apply(AnswerFailed(str(error), known=True))
         except asyncio.CancelledError:
@@ -91,6 +116,7 @@ class AnswerMixin:
             return None
         turn = check_turn(name)
         self.conversation.add_turn(turn)
+        self.asking_turn = None  # a check is no answer whose checks a question may stop
         self.ask_task = asyncio.ensure_future(check_dialog.run_check(self, turn, text, name))
         self.ask_task.add_done_callback(lambda _task: self.update_actions())
         self.update_actions()

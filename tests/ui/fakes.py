@@ -151,6 +151,7 @@ class FakeKnowledgeBase:
         self.state_overrides: dict[str, SourceState] = {}
         self.ocr_lines_by_page: dict[tuple[str, int], list[OcrLine]] = {}  # (doc_id, page)
         self.pause_at: int | None = None  # hold the answer stream after this many events
+        self.hold_after_finish = False  # hold after the last event, as the judge's checks do
         self.resume = asyncio.Event()
         self.paused = asyncio.Event()
         self.index_gate: asyncio.Event | None = None  # hold indexing after the first file
@@ -250,6 +251,9 @@ class FakeKnowledgeBase:
             if isinstance(event, TokenDelta):
                 await asyncio.sleep(self.token_delay)
             yield event
+        if self.hold_after_finish:  # the answer is written; the model checks its sentences
+            self.paused.set()
+            await self.resume.wait()
 
     async def search(self, query: str, k: int = 10, scope: Sequence[str | Path] = ()) -> list[Passage]:
         return []

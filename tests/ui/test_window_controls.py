@@ -178,3 +178,46 @@ def test_new_settings_swap_the_knowledge_base_when_idle(window, fake_kb, run) ->
     run(window.replace_knowledge_base(lambda: replacement))
     assert window.kb is replacement and fake_kb.closed and not replacement.closed
     assert window.status_label.text() == "Settings applied."
+
+
+def test_a_question_asked_while_the_last_answer_is_checked_stops_the_checks_and_is_answered(
+    window, fake_kb, library, run
+) -> None:  # noqa: ANN001
+    run(window.open_folder(str(library["manual"].path.parent)))
+    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.hold_after_finish = True
+
+    async def scenario() -> None:
+        first = window.ask("How long is the pump warranty?")
+        await fake_kb.paused.wait()  # written; the judge's questions would run now
+        assert window.conversation.ask_button.isEnabled() and window.commands.ask_action.isEnabled()
+        assert window.conversation.stop_button.isEnabled()
+        fake_kb.hold_after_finish = False
+        second = window.ask("Who services the pump?")
+        assert second is not None
+        await asyncio.wait_for(second, 5)
+        assert first is not None and first.cancelled()
+
+    run(scenario())
+    assert fake_kb.questions == ["How long is the pump warranty?", "Who services the pump?"]
+    assert fake_kb.cancel_calls == 0  # only that question's checks stopped, nothing else
+    assert [t.state for t in window.conversation.turns] == [TurnState.FINISHED, TurnState.FINISHED]
+    assert "Stopped." not in window.conversation.html()
+    assert window.conversation.ask_button.isEnabled() and not window.commands.stop_action.isEnabled()
+
+
+def test_a_question_asked_while_an_answer_streams_is_refused(window, fake_kb, library, run) -> None:  # noqa: ANN001
+    run(window.open_folder(str(library["manual"].path.parent)))
+    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.pause_at = 10
+
+    async def scenario() -> None:
+        window.ask("How long is the pump warranty?")
+        await fake_kb.paused.wait()
+        assert not window.conversation.ask_button.isEnabled()
+        assert window.ask("Who services the pump?") is None
+        window.stop()
+        await until(lambda: window.ask_task.done(), what="the answer task to end")
+
+    run(scenario())
+    assert fake_kb.questions == ["How long is the pump warranty?"]
