@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 MODEL_CHOICES = (("default", "Default (Qwen2.5 1.5B)"), ("small", "Small (SmolLM2 135M, fast)"), ("file", "A GGUF file…"),
                  (settings_store.SERVER, "A model server…"))
 EMBEDDER_CHOICES = (("default", "Default (multilingual-e5-small: English, Chinese, German…)"),
-                    ("minilm", "all-MiniLM-L6-v2 (English only, about 2x faster indexing)"),
+                    ("minilm", "all-MiniLM-L6-v2 (English only; better on financial tables)"),
                     ("folder", "An ONNX folder…"))
 DESCRIBE_DELAY_MS = 150
 MUTED = "color: palette(placeholder-text);"
