@@ -140,6 +140,11 @@ class Chunk:
     section: str = ""
 
 
+# How a chunk's section path joins its headings, outermost first:
+# "5 Data Framing > 5.5 Control Frames".
+SECTION_SEPARATOR = " > "
+
+
 @dataclass(frozen=True)
 class Passage:
     """A retrieved chunk with what a reader needs to find it again."""

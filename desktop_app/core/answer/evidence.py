@@ -156,10 +156,12 @@ def select(
     firsts: dict[int, _Unit] = {}
     for unit in matched:
         firsts.setdefault(unit.passage, unit)
-    order = [(u, 0) for u in firsts.values()] + [(u, context_units) for u in matched]
+    order = [(u, 0) for u in firsts.values()]
     if context_first:
-        order = [(u, 0) for u in firsts.values()] + [(u, context_units) for u in firsts.values()]
+        order += [(u, context_units) for u in firsts.values()]
         order += [(u, context_units) for u in matched if firsts[u.passage] is not u]
+    else:
+        order += [(u, context_units) for u in matched]
     if not any_match:
         order = [(units[0][0], 0)]
     kept: dict[int, set[int]] = {}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from desktop_app.core import paths
 from desktop_app.core.answer.evidence import evidence_text
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.words import question_language
-from desktop_app.core.types import Passage
+from desktop_app.core.types import SECTION_SEPARATOR, Passage
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +50,9 @@ MAX_PASSAGE_CHARS = 600  # per source shown to the model (bench/citing.py: caps 
 # viewers show them); the model reads them as rare tokens and missed "Metrische Räume sind
 # hausdorﬀsch" for "hausdorffsch". The prompt spells them out; stored text, highlights and
 # the checks (which normalise with NFKC) are unchanged.
-_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi",
-                            "\ufb04": "ffl", "\ufb05": "st", "\ufb06": "st"})
+_LIGATURES = str.maketrans(
+    {chr(c): unicodedata.normalize("NFKC", chr(c)) for c in range(0xFB00, 0xFB07)}  # ﬀ … ﬆ
+)
 # ... and at most this many tokens: a Chinese or table-heavy passage costs 2-3x the tokens
 # of English prose per character, and each prompt token costs ~25-35 ms on 1 thread.
 MAX_PASSAGE_TOKENS = 200
@@ -153,7 +155,7 @@ def focus_text(text: str, question: str, max_chars: int) -> str:
 def _where(title: str, section: str, page_label: str) -> str:
     # The innermost heading only ("5.5 Control Frames", not "5 Data Framing > 5.5 Control
     # Frames"): the outer ones cost the model ~8 tokens a source and say little more.
-    section = section.rsplit(" > ", 1)[-1].strip()
+    section = section.rsplit(SECTION_SEPARATOR, 1)[-1].strip()
     parts = [title] + ([section] if section else []) + ([f"p. {page_label}"] if page_label else [])
     return ", ".join(p for p in parts if p)
 

@@ -52,7 +52,7 @@ from desktop_app.core.ingest.headings import (
     running_lines,
 )
 from desktop_app.core.text.words import CJK_CHAR
-from desktop_app.core.types import Chunk, ExtractedDocument, PageQuality
+from desktop_app.core.types import SECTION_SEPARATOR, Chunk, ExtractedDocument, PageQuality
 
 __all__ = [
     "CHUNKER_VERSION", "Heading", "TokenCounter", "approx_tokens", "chunk_document",
@@ -221,7 +221,7 @@ def chunk_document(
                 while stack and stack[-1].level >= unit.heading.level:
                     stack.pop()
                 stack.append(unit.heading)
-            sections.append(" > ".join(h.entry for h in stack[-_SECTION_DEPTH:] if h.entry))
+            sections.append(SECTION_SEPARATOR.join(h.entry for h in stack[-_SECTION_DEPTH:] if h.entry))
         spans = _pack(units, max_tokens, min_tokens, overlap_chars)
         index = 0
         for first, last in spans:
