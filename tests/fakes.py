@@ -11,6 +11,7 @@ import numpy as np
 from desktop_app.core.answer.judge import QUESTION as JUDGE_QUESTION
 from desktop_app.core.errors import Cancelled
 from desktop_app.core.text import words as termlib
+from desktop_app.core.types import Steering
 
 
 class FakeEmbedder:
@@ -58,6 +59,7 @@ class FakeGenerator:
         self.queue = list(answers)
         self.delta = delta
         self.pause = pause
+        self.steering: Steering | None = None
         self.prompts: list[list[dict[str, str]]] = []
         self.judge_questions: list[list[dict[str, str]]] = []
 
@@ -82,7 +84,9 @@ class FakeGenerator:
         temperature: float,
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
+        steering: Steering | None = None,
     ) -> Iterator[str]:
+        self.steering = steering
         if messages and JUDGE_QUESTION in messages[-1]["content"]:
             # The judge (on by default) asks after each answer: a fake says nothing it
             # could act on, and keeps the enqueued answers for the questions.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from desktop_app.core.types import Citations, ClaimVerdict, Retrieval
+from desktop_app.core.types import Citations, ClaimVerdict, Retrieval, Steering
 
 if TYPE_CHECKING:
     import numpy as np
@@ -60,6 +60,7 @@ class Generator(Protocol):
         temperature: float,
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = ...,
+        steering: Steering | None = None,
     ) -> Iterator[str]: ...
 
     def prime(self, messages: Sequence[Message], should_cancel: Callable[[], bool] = ...) -> int: ...

@@ -379,6 +379,14 @@ class ClaimVerdict:
 
 
 @dataclass(frozen=True)
+class Steering:
+    """What an answer needs while the local model writes it (core/models/steer.py): the
+    no-answer sentence, which is written without a source marker."""
+
+    refusal: str = ""
+
+
+@dataclass(frozen=True)
 class NoBasis:
     reason: str
     event: str = field(default="no_basis", init=False)

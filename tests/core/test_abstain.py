@@ -91,3 +91,15 @@ def test_abstention_off_in_settings_and_models_without_the_measure_answer(store:
     plain = FakeGenerator(["It returns 414 [1]."])  # a model server has no such measure
     events = ask(store, plain, "What does the server return when the request URI is too long?")
     assert not any(isinstance(e, NoBasis) for e in events)
+
+
+def test_a_chinese_answer_is_steered_to_mark_its_sentences(store: Store) -> None:
+    """In Chinese the model is asked to stream with steering (core/models/steer.py), which
+    spares the no-answer sentence; English and German answers are not steered."""
+    chinese = FakeGenerator(["它返回 414 [1]。"])
+    ask(store, chinese, "What does the server return when the request URI is too long?",
+        abstain=False, prompt_language="zh")
+    assert chinese.steering is not None and chinese.steering.refusal == prompts.NO_ANSWER["zh"]
+    english = FakeGenerator(["It returns 414 [1]."])
+    ask(store, english, "What does the server return when the request URI is too long?", abstain=False)
+    assert english.prompts and english.steering is None

@@ -45,7 +45,8 @@ class JudgingGenerator(FakeGenerator):
         self.judge_calls: list[dict[str, Any]] = []
 
     def stream(self, messages: Sequence[dict[str, str]], *, max_tokens: int, temperature: float,
-               grammar: str | None = None, should_cancel: Callable[[], bool] = lambda: False) -> Iterator[str]:
+               grammar: str | None = None, should_cancel: Callable[[], bool] = lambda: False,
+               steering: object = None) -> Iterator[str]:
         user = messages[-1]["content"]
         if judge.QUESTION not in user:
             return super().stream(messages, max_tokens=max_tokens, temperature=temperature,

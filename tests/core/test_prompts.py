@@ -233,6 +233,14 @@ def test_a_german_question_gets_the_german_templates_and_refusal() -> None:
         ("Is a compact subset of a Hausdorff space closed?", "en"),
         ("Where was the Causby case decided, and when?", "en"),
         ("ctex 宏包默认启用哪些选项？", "zh"),
+        # Chinese around English names: it is answered in Chinese (these went to English)
+        ("uniqueMPgraphic 和 useMPgraphic 两种环境有什么区别？", "zh"),
+        ('Windows XP 下 Asymptote 报 "Invalid Parameter - 432x432" 是什么原因？', "zh"),
+        ("What does 甲方 mean in this contract?", "en"),
+        # "A" of "A5" is not English's article; a leading "Was" before a German verb
+        ("Was kostet eine gedruckte A5-Ausgabe des Skripts?", "de"),
+        ("Was besagt der Brouwersche Fixpunktsatz?", "de"),
+        ("Was the treaty signed in 1990?", "en"),
     ],
 )
 def test_the_question_language_is_told_from_its_words(question: str, language: str) -> None:

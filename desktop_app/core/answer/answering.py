@@ -31,6 +31,7 @@ from desktop_app.core.types import (
     NoBasis,
     Passage,
     Retrieval,
+    Steering,
     TokenDelta,
 )
 
@@ -215,9 +216,11 @@ def answer(
         return answer_id
     started = time.perf_counter()
     try:
+        # A Chinese sentence does not end without its marker (core/models/steer.py).
+        steering = Steering(refusal=prompts.NO_ANSWER[packed.language]) if packed.language == "zh" else None
         stream = generator.stream(
             packed.messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
-            grammar=grammar, should_cancel=should_cancel,
+            grammar=grammar, should_cancel=should_cancel, steering=steering,
         )
     except KnownError as exc:
         emit(AnswerFailed(error=str(exc), known=True))

@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
+from desktop_app.core.models.steer import SentenceMarkers, TokenTable
 from desktop_app.core.stages import Message
+from desktop_app.core.types import Steering
 
 logger = logging.getLogger(__name__)
 
@@ -279,6 +281,8 @@ class LlamaGenerator:
         self._adds_bos = bool(model.add_bos_token()) if hasattr(model, "add_bos_token") else False
         self.last_stats: GenerationStats | None = None
         self._cached = 0
+        self._tokens_table: TokenTable | None = None  # read on the first steered answer
+        self.last_steer: SentenceMarkers | None = None
         # Set by the worker process (llm_worker.py): arms llama.cpp's abort callback while
         # the prompt is read, so a cancel stops a prefill step midway.
         self.abort_hook: Callable[[bool], None] | None = None
@@ -306,8 +310,10 @@ class LlamaGenerator:
         temperature: float,
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
+        steering: Steering | None = None,
     ) -> Iterator[str]:
-        """Yield text deltas. Raises KnownError before the first delta if the model fails."""
+        """Yield text deltas. Raises KnownError before the first delta if the model fails.
+        With ``steering`` a Chinese sentence does not end without a marker (steer.py)."""
         import time
 
         prompt = self.render(messages)
@@ -325,6 +331,13 @@ class LlamaGenerator:
 
             self.check_grammar(grammar)
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
+        elif steering is not None:
+            from llama_cpp import LogitsProcessorList
+
+            if self._tokens_table is None:
+                self._tokens_table = TokenTable.of(self._llm)
+            self.last_steer = SentenceMarkers(self._tokens_table, prompt_tokens, steering)
+            kwargs["logits_processor"] = LogitsProcessorList([self.last_steer])
         started = time.perf_counter()
         if self._draft is not None:
             self._draft.reset()

@@ -51,6 +51,7 @@ from desktop_app.core.models.server_http import (
     transport_error,
 )
 from desktop_app.core.stages import Message
+from desktop_app.core.types import Steering
 
 if TYPE_CHECKING:
     import httpx
@@ -261,9 +262,11 @@ class ServerGenerator:
         temperature: float,
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
+        steering: Steering | None = None,
     ) -> Iterator[str]:
         """Yield text deltas. Raises KnownError before the first delta if the server cannot
-        answer, and mid-answer if it stops."""
+        answer, and mid-answer if it stops. ``steering`` needs the model's logits, which an
+        OpenAI-compatible server does not expose: it is ignored."""
         prompt_tokens = self.count_tokens(self.render(messages))
         room = self.context_tokens - prompt_tokens
         if room < 16:

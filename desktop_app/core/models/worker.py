@@ -33,6 +33,7 @@ from typing import Any
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.models.generate import GenerationStats, SpeedMeter, render_chat_template
 from desktop_app.core.stages import Message
+from desktop_app.core.types import Steering
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +160,7 @@ def _serve_stream(connection: Connection, generator: Any, args: dict[str, Any],
                   cancelled: Callable[[], bool]) -> None:
     deltas = generator.stream(args["messages"], max_tokens=args["max_tokens"],
                               temperature=args["temperature"], grammar=args["grammar"],
-                              should_cancel=cancelled)
+                              should_cancel=cancelled, steering=args.get("steering"))
     connection.send(("streaming", None))
     try:
         for delta in deltas:
@@ -367,13 +368,14 @@ class WorkerGenerator:
         temperature: float,
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
+        steering: Steering | None = None,
     ) -> Iterator[str]:
         """Yield text deltas. Raises KnownError before the first delta if the model fails
         to start; ModelProcessDied (a KnownError) mid-answer if its process dies."""
         connection = self._ensure()
         self._flag.value = 0
         request = {"messages": list(messages), "max_tokens": max_tokens,
-                   "temperature": temperature, "grammar": grammar}
+                   "temperature": temperature, "grammar": grammar, "steering": steering}
         try:
             connection.send(("stream", request))
         except (BrokenPipeError, OSError):

@@ -173,7 +173,13 @@ LANGUAGES = ("en", "zh", "de")  # the languages Folio prompts and answers in
 
 
 def is_cjk_query(text: str) -> bool:
-    return cjk_share(text) >= 0.3
+    """Whether a question is written in Chinese: CJK characters make 30% of its letters, or
+    half of its units when each Latin word counts as one unit ("uniqueMPgraphic 和
+    useMPgraphic 两种环境有什么区别？" is Chinese around two English names)."""
+    if cjk_share(text) >= 0.3:
+        return True
+    cjk = sum(1 for c in text if CJK_CHAR.match(c))
+    return cjk >= 2 and cjk >= len(_LATIN_WORD.findall(text))
 
 
 # Function words that tell a German question from an English one (the two Latin-script
@@ -197,12 +203,16 @@ _LATIN_WORD = re.compile(r"[A-Za-zÄÖÜäöüß]+")
 def is_german(text: str) -> bool:
     """Whether a Latin-script question reads as German: more German function words than
     English ones (at least two), or one with an umlaut or ß in the text."""
-    found = [w.lower() for w in _LATIN_WORD.findall(text)]
+    found = [w.lower() for w in _LATIN_WORD.findall(text) if len(w) > 1]  # not "A" of "A5"
     german = sum(w in _GERMAN_WORDS for w in found)
     english = sum(w in _ENGLISH_WORDS for w in found)
     if german > english and german >= 2:
         return True
-    return german >= 1 and german >= english and any(c in text for c in "ÄÖÜäöüß")
+    if german >= 1 and german >= english and any(c in text for c in "ÄÖÜäöüß"):
+        return True
+    # "Was besagt der Fixpunktsatz?": a leading "Was" before a word English does not have
+    return (german >= 1 and german >= english and len(found) > 1 and found[0] == "was"
+            and found[1] not in _ENGLISH_WORDS and text.lstrip().startswith("Was "))
 
 
 def question_language(text: str, setting: str = "auto") -> str:

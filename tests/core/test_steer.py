@@ -1,0 +1,73 @@
+"""The steering that keeps a Chinese sentence from ending without its marker (unit level:
+a made-up vocabulary; tests/e2e runs it with the real model)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from desktop_app.core.models.steer import SentenceMarkers, TokenTable
+from desktop_app.core.types import Steering
+
+PIECES = ["<s>", "报告", "必须", "。", "[", " [", "1", "]", "文档中没有这个问题的答案", "是", "，", "!", "。\n"]
+TOKEN = {p: i for i, p in enumerate(PIECES)}
+REFUSAL = "文档中没有这个问题的答案。"
+
+
+def table() -> TokenTable:
+    return TokenTable([p.encode("utf-8") for p in PIECES])
+
+
+def scores_preferring(piece: str) -> np.ndarray:
+    scores = np.zeros(len(PIECES), dtype=np.float32)
+    scores[TOKEN[piece]] = 5.0
+    scores[TOKEN[" ["]] = 1.0
+    return scores
+
+
+def ids(*pieces: str) -> np.ndarray:
+    return np.array([TOKEN["<s>"], *(TOKEN[p] for p in pieces)], dtype=np.intc)
+
+
+def test_the_table_finds_full_stops_and_brackets() -> None:
+    t = table()
+    assert sorted(t.terminators) == [TOKEN["。"], TOKEN["。\n"]]
+    assert sorted(t.brackets) == [TOKEN["["], TOKEN[" ["]]
+
+
+def test_a_sentence_without_a_marker_opens_one_instead_of_ending() -> None:
+    steer = SentenceMarkers(table(), 1, Steering(refusal=REFUSAL))
+    out = steer(ids("报告", "必须", "报告", "必须"), scores_preferring("。"))
+    assert int(out.argmax()) == TOKEN[" ["]  # the likelier bracket of the two
+    assert out[TOKEN["。"]] == -np.inf and out[TOKEN["。\n"]] == -np.inf
+    assert steer.forced == 1
+
+
+def test_a_marked_sentence_ends_as_the_model_wants() -> None:
+    steer = SentenceMarkers(table(), 1, Steering(refusal=REFUSAL))
+    out = steer(ids("报告", "必须", "报告", " [", "1", "]"), scores_preferring("。"))
+    assert int(out.argmax()) == TOKEN["。"] and steer.forced == 0
+
+
+def test_the_next_sentence_needs_its_own_marker() -> None:
+    steer = SentenceMarkers(table(), 1, Steering(refusal=REFUSAL))
+    written = ids("报告", "必须", " [", "1", "]", "。", "报告", "必须", "报告")
+    assert int(steer(written, scores_preferring("。")).argmax()) == TOKEN[" ["]
+
+
+def test_only_the_likeliest_token_decides() -> None:
+    steer = SentenceMarkers(table(), 1, Steering(refusal=REFUSAL))
+    before = scores_preferring("是")
+    out = steer(ids("报告", "必须", "报告", "必须"), before.copy())
+    assert np.array_equal(out, before) and steer.forced == 0
+
+
+def test_the_no_answer_sentence_and_short_runs_are_not_marked() -> None:
+    steer = SentenceMarkers(table(), 1, Steering(refusal=REFUSAL))
+    assert int(steer(ids("文档中没有这个问题的答案"), scores_preferring("。")).argmax()) == TOKEN["。"]
+    short = SentenceMarkers(table(), 1, Steering(refusal=REFUSAL))
+    assert int(short(ids("是"), scores_preferring("。")).argmax()) == TOKEN["。"]
+
+
+def test_only_the_answer_is_read_not_the_prompt() -> None:
+    steer = SentenceMarkers(table(), 3, Steering(refusal=REFUSAL))  # "<s>报告必须" is the prompt
+    assert steer.text(ids("报告", "必须", "是", "。")) == "是。"
