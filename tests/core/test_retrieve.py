@@ -19,7 +19,8 @@ from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageText
 from tests.fakes import FakeEmbedder
 
 
-def add_document(store: Store, embedder: object, name: str, pages: Sequence[Sequence[str]]) -> str:
+def add_document(store: Store, embedder: object, name: str, pages: Sequence[Sequence[str]],
+                 chunked_with: str = "") -> str:
     """Write ``name`` with one list of chunk texts per page; returns its doc id."""
     doc_id = hashlib.sha256(name.encode()).hexdigest()
     page_texts = [PageText(page=i + 1, label=str(i + 1), width=612.0, height=792.0, rotation=0,
@@ -36,7 +37,7 @@ def add_document(store: Store, embedder: object, name: str, pages: Sequence[Sequ
     terms = [dict(termlib.term_counts(c.text)) for c in chunks]
     vectors = embedder.embed([c.text for c in chunks]) if embedder is not None else None  # type: ignore[attr-defined]
     model_id = getattr(embedder, "model_id", "")
-    store.write_document(doc, chunks, terms, vectors, model_id, 1)
+    store.write_document(doc, chunks, terms, vectors, model_id, 1, chunked_with=chunked_with)
     return doc_id
 
 

@@ -7,6 +7,7 @@ are written in its own transaction by ``Store.write_document``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,9 +15,49 @@ import numpy as np
 
 from desktop_app.core.library.connection import StoreConnection
 
+logger = logging.getLogger(__name__)
+
 
 class LibraryVectors(StoreConnection):
     """Adding, finding missing, dropping and loading vectors (a mixin of ``Store``)."""
+
+    def adopt_vectors(self, model_id: str) -> int:
+        """Give ``model_id`` the vectors stored under another name of the same model file.
+
+        An embedder's id is ``name:first 12 hex digits of its file's sha256``. Libraries built
+        before the built-in embedders were named by their manifest id stored MiniLM's vectors
+        as ``all-MiniLM-L6-v2-int8:8199be6f699a`` (the folder's name), now looked up as
+        ``all-minilm-l6-v2-int8:8199be6f699a``: the dense half of search then found no
+        vector, silently (bench/retrieval.py: FinanceBench held-out recall@5 0.82 -> 0.53),
+        and every document looked cut for another embedder. Same file, same vectors: the
+        old name is renamed, in the vectors and in ``documents.chunked_with``. Returns how
+        many vectors were renamed (checked once per id and Store)."""
+        adopted: set[str] = self.__dict__.setdefault("_adopted_ids", set())
+        name, _, digest = model_id.rpartition(":")
+        if model_id in adopted or not name or len(digest) < 12:
+            return 0
+        adopted.add(model_id)
+        others = [str(m) for (m,) in self._query(
+            "SELECT DISTINCT model_id FROM embeddings WHERE model_id <> ? AND model_id LIKE ?",
+            [model_id, f"%:{digest}"])]
+        if len(others) != 1 or self._query("SELECT 1 FROM embeddings WHERE model_id = ? LIMIT 1", [model_id]):
+            return 0  # nothing to adopt, or not one clear candidate, or vectors under both
+        old = others[0]
+        with self._write_lock:
+            cur = self._cursor()
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                renamed = int(cur.execute("SELECT count(*) FROM embeddings WHERE model_id = ?", [old]).fetchone()[0])
+                cur.execute("UPDATE embeddings SET model_id = ? WHERE model_id = ?", [model_id, old])
+                cur.execute("UPDATE documents SET chunked_with = split_part(chunked_with, ':', 1) || ':' || ?"
+                            " WHERE chunked_with = split_part(chunked_with, ':', 1) || ':' || ?", [model_id, old])
+                cur.execute("COMMIT")
+            except Exception:
+                cur.execute("ROLLBACK")
+                raise
+            self.generation += 1
+        logger.info("vectors of %s are now %s's (%d)", old, model_id, renamed)
+        return renamed
 
     def _insert_vectors(self, cur: Any, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
         import pyarrow as pa
@@ -35,6 +76,7 @@ class LibraryVectors(StoreConnection):
         cur.unregister("vec_in")
 
     def chunks_without_vectors(self, model_id: str) -> list[tuple[int, str]]:
+        self.adopt_vectors(model_id)
         return [
             (int(k), str(t))
             for k, t in self._query(
@@ -66,6 +108,7 @@ class LibraryVectors(StoreConnection):
 
     def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]:
         """(ckeys int64[n], matrix float32[n, dim]) of every live chunk's vector."""
+        self.adopt_vectors(model_id)
         sql = (
             "SELECT e.ckey, e.vec FROM embeddings e JOIN chunks c ON c.ckey = e.ckey "
             "WHERE e.model_id = $model ORDER BY e.ckey"
