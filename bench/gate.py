@@ -60,6 +60,7 @@ from desktop_app.core.types import (  # noqa: E402
     ClaimVerdict,
     NoBasis,
     Verdict,
+    all_unsupported,
 )
 
 OFFTOPIC = Path(__file__).resolve().parent / "data" / "offtopic.json"
@@ -318,6 +319,8 @@ def summarise(row: dict[str, Any], events: list[Any], seconds: float,
         "cited": cited, "hallucinated": list(finished.hallucinated) if finished else [],
         "factual": 0 if no_basis else len(factual), "marked": 0 if no_basis else marked,
         "verdicts": [str(v.verdict) for v in verdicts.values()], "text": finished.text if finished else "",
+        # the window's banner "No statement of this answer is backed by the documents"
+        "unbacked": not no_basis and all_unsupported(list(verdicts.values())),
     }
 
 
@@ -334,6 +337,9 @@ def answer_table(runs: list[dict[str, Any]]) -> None:
                   f" (gate {sum(r['gated'] for r in a)}, model {sum(r['no_basis'] and not r['gated'] for r in a)});"
                   f" unanswerable 'no basis' {pct(sum(r['no_basis'] for r in u), len(u))}"
                   f" (gate {sum(r['gated'] for r in u)}, model {sum(r['no_basis'] and not r['gated'] for r in u)})")
+            print(f"      answered but bannered 'no statement backed' (rule verdicts):"
+                  f" answerable {pct(sum(r.get('unbacked', False) for r in a), len(a))},"
+                  f" unanswerable {pct(sum(r.get('unbacked', False) for r in u), len(u))}")
             print(f"      citations on an answer page {pct(sum(c['on_page'] for c in cited), len(cited))};"
                   f" answered questions citing one {pct(sum(any(c['on_page'] for c in r['cited']) for r in a if not r['no_basis']), sum(not r['no_basis'] for r in a))};"
                   f" factual sentences with a valid marker {pct(sum(r['marked'] for r in a + u), sum(r['factual'] for r in a + u))};"
