@@ -602,6 +602,8 @@ STREAM_ANSWERS = [
     "Here is a list:！ [[1]\n1. Returns are accepted within 30 days [1]",
     "It is sold in the U.S. Thermo Fisher makes it [2]. Done here now.",
     "Returns are accepted. - [1] Overtime must be approved.",
+    # a clause without a marker takes the marker that ends its sentence
+    "混凝土浇筑应连续进行；养护7天 [3]。Returns are accepted; overtime must be approved [1]. Done; done.",
 ]
 
 
@@ -669,6 +671,18 @@ def test_table_rows_of_a_passage_are_units_of_support() -> None:
         "Revenue (yuan) 4,755,785.11 5,699,227.63 -16.55%"
     ]
     assert len(split_sentences(passage)) == 1  # lines of an answer are not cut as table rows
+
+
+def test_a_clause_ending_at_a_semicolon_shares_the_marker_that_ends_its_sentence() -> None:
+    answer = "混凝土浇筑应连续进行；养护7天 [3]。Returns are accepted; it rains; overtime must be approved [1]."
+    verdicts = verify_answer(answer, find_markers(answer), SOURCES, SOURCES)
+    assert [v.ids for v in verdicts] == [("3",), ("3",), ("1",), ("1",), ("1",)]
+    assert verdicts[0].verdict is not Verdict.UNCITED
+    # a clause with its own marker keeps it; one followed by an unmarked sentence stays uncited
+    own = "混凝土浇筑应连续进行 [3]；养护7天 [1]。"
+    assert [v.ids for v in verify_answer(own, find_markers(own), SOURCES, SOURCES)] == [("3",), ("1",)]
+    bare = "Returns are accepted; overtime must be approved. Done [1]."
+    assert [v.ids for v in verify_answer(bare, find_markers(bare), SOURCES, SOURCES)][:2] == [(), ()]
 
 
 def test_streaming_rejects_text_that_does_not_grow() -> None:

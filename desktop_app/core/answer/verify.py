@@ -29,6 +29,7 @@ from desktop_app.core.text.markers import find_markers, unclosed_marker_start
 from desktop_app.core.text.sentences import (
     Sentence,
     attach_citations,
+    ends_clause,
     has_words,
     split_from,
     split_sentences,
@@ -218,7 +219,10 @@ class StreamingVerifier:
             # punctuation or a marker that may still join the previous sentence, or a first
             # word that may still grow (after "U.S." a sentence starts only before "The")
             sentences = sentences[:-1]
-        return self._emit(sentences[:-1], citations)
+        ready = sentences[:-1]
+        while ready and ends_clause(ready[-1]) and not attach_citations(ready[-1:], citations)[0][1]:
+            ready = ready[:-1]  # a clause waits for the marker that may end its sentence
+        return self._emit(ready, citations)
 
     def finish(
         self, text: str | None = None, citations: Citations | None = None

@@ -197,10 +197,22 @@ def _normalise_citations(citations: Citations) -> list[tuple[str, Span]]:
     return [(cid, (s[0], s[1])) for cid, s in citations]
 
 
+_CLAUSE_END = re.compile(r"[；;][\s\"'”’)）」』》〉*]*$")
+
+
+def ends_clause(sentence: Sentence) -> bool:
+    """Whether ``sentence`` ends at a semicolon: a clause of a longer sentence."""
+    return bool(_CLAUSE_END.search(sentence.text))
+
+
 def attach_citations(
     sentences: Sequence[Sentence], citations: Citations
 ) -> list[tuple[Sentence, tuple[str, ...]]]:
-    """Each sentence with the ids of the markers inside its span, in the order they appear."""
+    """Each sentence with the ids of the markers inside its span, in the order they appear.
+
+    A clause that ends at a semicolon without a marker of its own shares the markers of the
+    clause that completes the sentence ("前者只生成一份图形；后者每次都要生成图形 [1]。":
+    [1] is the source of both halves), as a reader takes them."""
     marks = sorted(_normalise_citations(citations), key=lambda m: m[1])
     out: list[tuple[Sentence, tuple[str, ...]]] = []
     for sentence in sentences:
@@ -209,4 +221,8 @@ def attach_citations(
             if sentence.start <= s < sentence.end and cid not in ids:
                 ids.append(cid)
         out.append((sentence, tuple(ids)))
+    for i in range(len(out) - 2, -1, -1):
+        clause, own = out[i]
+        if not own and ends_clause(clause) and out[i + 1][1]:
+            out[i] = (clause, out[i + 1][1])
     return out
