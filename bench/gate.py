@@ -253,6 +253,8 @@ def answers(args: argparse.Namespace) -> None:
     generator = LlamaGenerator(models.resolve_answer_model(args.model),
                                context_tokens=settings.context_tokens, threads=args.threads or settings.threads)
     answering.ABSTAIN_PROBABILITY = args.abstain
+    if args.no_steering:  # the baseline of core/models/steer.py: Chinese answers unsteered
+        answering.Steering = lambda **_kw: None  # type: ignore[assignment,misc]
     measured: dict[str, float] = {}
     ask = generator.reply_logprob
 
@@ -417,6 +419,7 @@ def main() -> None:
     p.add_argument("--max-tokens", type=int, default=0, help="cut answers short (enough to see a refusal)")
     p.add_argument("--grammar", action="store_true", help="answer under the citation grammar")
     p.add_argument("--sources", type=int, default=0, help="sources per answer (0: the Settings default)")
+    p.add_argument("--no-steering", action="store_true", help="Chinese answers without the marker steering (its baseline)")
     p.add_argument("--kinds", default="a,u", help="a (answerable), u (unanswerable) or both")
     p.add_argument("--abstain", type=float, default=answering.ABSTAIN_PROBABILITY,
                    help="decline when the model would say 'no answer' with this probability (1.01: never)")

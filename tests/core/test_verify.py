@@ -716,3 +716,17 @@ def test_streaming_matches_batch_on_random_fragment_soup() -> None:
             streamed += verifier.feed(answer[:end], find_markers(answer[:end]))
         streamed += verifier.finish(answer, find_markers(answer))
         assert streamed == verify_answer(answer, find_markers(answer), SOURCES, SOURCES), answer
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Der DMCA wurde am 28. Oktober 1998 unterzeichnet [1]. Danach kam mehr.", 2),
+        ("Der Beweis steht in der 0. Auflage des Buches [2].", 1),
+        ("Das war im 19. Jahrhundert [1].", 1),
+        ("Es waren 28. Danach kam er.", 2),  # a number, then a new sentence
+        ("It was 1998. Then more.", 2),
+    ],
+)
+def test_a_german_ordinal_does_not_end_the_sentence(text: str, count: int) -> None:
+    assert len(split_sentences(text)) == count

@@ -48,6 +48,13 @@ _BULLET_RE = re.compile(
 )
 # two numeric columns ("126, 0, 124" is a list in a sentence, not columns)
 _TABLE_ROW_RE = re.compile(r"\d(?:[\d.]|,\d)*%?[ \t]+[-(]?\d[\d,.]*%?")
+# After a German ordinal ("28.") these words continue the sentence.
+_GERMAN_ORDINAL_NEXT = re.compile(
+    r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|"
+    r"Dezember|Auflage|Ausgabe|Jahrhundert|Jahrhunderts|Kapitel|Kapitels|Abschnitt|Abschnitts|"
+    r"Absatz|Absatzes|Satz|Satzes|Lemma|Definition|Übung|Übungsblatt|Vorlesung|Woche|Stelle|"
+    r"Mal|Klasse|Ordnung|Grades|Grad|Stock|Platz)\b"
+)
 _WORD_BEFORE = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$")
 
 
@@ -84,6 +91,8 @@ def _period_ends(text: str, i: int) -> bool:
     head = text[_line_start(text, i) : i]
     if re.fullmatch(r"[ \t]*\d{1,3}", head):
         return False  # "1. First item"
+    if re.search(r"(?:^|[\s(])\d{1,4}$", head) and _GERMAN_ORDINAL_NEXT.match(text, j):
+        return False  # a German ordinal: "am 28. Oktober", "die 3. Auflage", "im 19. Jahrhundert"
     match = _WORD_BEFORE.search(head)
     word = match.group(1) if match else ""
     low = word.lower()
