@@ -71,3 +71,10 @@ def test_the_no_answer_sentence_and_short_runs_are_not_marked() -> None:
 def test_only_the_answer_is_read_not_the_prompt() -> None:
     steer = SentenceMarkers(table(), 3, Steering(refusal=REFUSAL))  # "<s>报告必须" is the prompt
     assert steer.text(ids("报告", "必须", "是", "。")) == "是。"
+
+
+def test_a_full_width_marker_counts_as_a_marker() -> None:
+    steer = SentenceMarkers(table(), 1, Steering(refusal=REFUSAL))
+    assert not steer.needs_marker("报告必须报告必须【1】")
+    assert not steer.needs_marker("报告必须报告必须［2］")
+    assert steer.needs_marker("报告必须报告必须")

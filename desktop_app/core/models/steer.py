@@ -1,10 +1,11 @@
 """Steering the local model while it writes: a Chinese sentence does not end without its
 source marker. Qt-free, no asyncio.
 
-The default 1.5B model cites English and German sentences as asked (29 of 30 and 22 of 24
-factual held-out sentences carried a valid marker), but in Chinese it often ends a sentence
-at "。" with no marker, or piles every marker at the end of the paragraph: 17 of 25. An
-unmarked sentence cannot be checked against a passage, and a reader cannot click it.
+The default 1.5B model cites English sentences as asked (95% of the factual held-out
+sentences carried a valid marker), but in Chinese it often ends a sentence at "。" with no
+marker, or piles every marker at the end of the paragraph: 73% (30 of 41 on the 33 held-out
+answerable questions; steered, 52 of 53). An unmarked sentence cannot be checked against a
+passage, and a reader cannot click it.
 
 :class:`SentenceMarkers` is a llama.cpp logits processor. When the model's most likely next
 token ends a Chinese sentence (a token holding "。", "！" or "？") and the sentence written so
@@ -27,7 +28,7 @@ from desktop_app.core.types import Steering
 
 CJK_TERMINATORS = "。！？"
 MIN_SENTENCE_CHARS = 6  # shorter runs ("是。") are not worth a marker
-_MARKER = re.compile(r"\[[^\[\]\s]{1,12}\]")
+_MARKER = re.compile(r"[\[【［][^\[\]【】［］\s]{1,12}[\]】］]")  # [1], [abc1234], 【1】, ［1］
 
 
 class TokenTable:
@@ -47,7 +48,7 @@ class TokenTable:
 
     @classmethod
     def of(cls, llm: Any) -> TokenTable:
-        """The table of a ``llama_cpp.Llama`` (~1 s for a 150k-piece vocabulary)."""
+        """The table of a ``llama_cpp.Llama`` (0.33 s for Qwen2.5's 151k pieces)."""
         return cls([llm.detokenize([token]) for token in range(llm.n_vocab())])
 
 
