@@ -52,9 +52,10 @@ class LibraryVectors(StoreConnection):
                 cur.execute("UPDATE documents SET chunked_with = split_part(chunked_with, ':', 1) || ':' || ?"
                             " WHERE chunked_with = split_part(chunked_with, ':', 1) || ':' || ?", [model_id, old])
                 cur.execute("COMMIT")
-            except Exception:
+            except Exception:  # search goes on without them rather than failing
                 cur.execute("ROLLBACK")
-                raise
+                logger.exception("could not rename the vectors of %s to %s", old, model_id)
+                return 0
             self.generation += 1
         logger.info("vectors of %s are now %s's (%d)", old, model_id, renamed)
         return renamed
