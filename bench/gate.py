@@ -244,8 +244,9 @@ def answers(args: argparse.Namespace) -> None:
             pages[doc_id] = {p.page: p.text for p in store.document_pages(doc_id)}
         return pages[doc_id].get(page, "")
 
-    # The judge (on in the app) only changes verdicts, not what is refused or cited: off here.
-    settings = Settings(answer_model=args.model, use_grammar=args.grammar, judge=False, abstain=True)
+    # The judge (on in the app) only changes verdicts, not what is refused or cited: off here
+    # unless --judge (then the "not backed" banner counts as the window would show it).
+    settings = Settings(answer_model=args.model, use_grammar=args.grammar, judge=args.judge, abstain=True)
     if args.max_tokens:
         settings = settings.replace(max_tokens=args.max_tokens)
     if args.sources:
@@ -258,9 +259,10 @@ def answers(args: argparse.Namespace) -> None:
     measured: dict[str, float] = {}
     ask = generator.reply_logprob
 
-    def recorded(*a: Any, **k: Any) -> float:  # what the model's abstention measured
-        measured["logprob"] = ask(*a, **k)
-        return measured["logprob"]
+    def recorded(*a: Any, **k: Any) -> float:  # what the model's abstention measured (the
+        value = ask(*a, **k)  # first call of a question; the judge's come after it)
+        measured.setdefault("logprob", value)
+        return value
 
     generator.reply_logprob = recorded  # type: ignore[method-assign]
     rows = [r for r in load(args.languages.split(",")) if r["kind"] in args.kinds.split(",")
@@ -419,6 +421,7 @@ def main() -> None:
     p.add_argument("--max-tokens", type=int, default=0, help="cut answers short (enough to see a refusal)")
     p.add_argument("--grammar", action="store_true", help="answer under the citation grammar")
     p.add_argument("--sources", type=int, default=0, help="sources per answer (0: the Settings default)")
+    p.add_argument("--judge", action="store_true", help="run the judge after each answer, as the window does")
     p.add_argument("--no-steering", action="store_true", help="Chinese answers without the marker steering (its baseline)")
     p.add_argument("--kinds", default="a,u", help="a (answerable), u (unanswerable) or both")
     p.add_argument("--abstain", type=float, default=answering.ABSTAIN_PROBABILITY,
