@@ -288,7 +288,7 @@ def answers(args: argparse.Namespace) -> None:
               flush=True)
     store.close()
     run = {"model": args.model, "model_id": generator.model_id, "embedder": model_id, "half": args.half,
-           "grammar": args.grammar, "abstain": args.abstain, "results": results}
+           "grammar": args.grammar, "abstain": args.abstain, "judge": args.judge, "results": results}
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(run, ensure_ascii=False, indent=1), encoding="utf-8")
     answer_table([run])
@@ -341,7 +341,8 @@ def answer_table(runs: list[dict[str, Any]]) -> None:
                   f" (gate {sum(r['gated'] for r in a)}, model {sum(r['no_basis'] and not r['gated'] for r in a)});"
                   f" unanswerable 'no basis' {pct(sum(r['no_basis'] for r in u), len(u))}"
                   f" (gate {sum(r['gated'] for r in u)}, model {sum(r['no_basis'] and not r['gated'] for r in u)})")
-            print(f"      answered but bannered 'no statement backed' (rule verdicts):"
+            checks = "judged verdicts" if run.get("judge") else "rule verdicts"
+            print(f"      answered but bannered 'no statement backed' ({checks}):"
                   f" answerable {pct(sum(r.get('unbacked', False) for r in a), len(a))},"
                   f" unanswerable {pct(sum(r.get('unbacked', False) for r in u), len(u))}")
             print(f"      citations on an answer page {pct(sum(c['on_page'] for c in cited), len(cited))};"
