@@ -50,6 +50,17 @@ def _after(text: str, number: Number) -> str:
     return stem(m.group(1)) if m else ""
 
 
+def _names_after(text: str, number: Number) -> bool:
+    """Whether ``number`` is followed by a capitalised word in ``text``: a label or a title
+    ("10.4.9 408 Request Timeout"), not a count of something."""
+    figure = re.match(r"[$€£¥]?\s?[\d.,*×]*\d[\d.,*×a-z]*?(?=\s|$|[^\d.,*×])", number.surface)
+    if figure is None:
+        return False
+    plain = unicodedata.normalize("NFKC", plain_text(text))
+    m = re.search(r"(?<![\d.,])" + re.escape(figure.group()) + r"[ \t-]*([A-Za-z])", plain, re.IGNORECASE)
+    return bool(m and m.group(1).isupper())
+
+
 def anchored(claim: str, numbers: Sequence[Number], units: Mapping[str, float],
               texts: Sequence[str]) -> bool:
     """Whether one passage sentence states every number of the claim, each with the noun the
@@ -169,6 +180,8 @@ def misattached(claim: str, numbers: Sequence[Number], texts: Sequence[str]) -> 
         stating = [t for t in texts if any(m.values & number.values for m in numbers_in(t))]
         if not stating or any(noun in content_units(t) for t in stating):
             continue
+        if any(_names_after(t, number) for t in stating):
+            continue  # "408 Request Timeout" names the status the claim calls "408 status"
         others = {_after(t, m) for t in stating for m in numbers_in(t) if m.values & number.values}
         if noun not in others and others and all(o and o not in LIGHT_STEMS for o in others):
             return " ".join(stating[0].split())
