@@ -37,28 +37,31 @@ def _direction(text: str) -> int:
     return int(bool(_UP_RE.search(low))) - int(bool(_DOWN_RE.search(low)))
 
 
+def _word_after(text: str, number: Number, gap: str = r"[\s-]*") -> str:
+    """The word that follows ``number``'s figure in ``text`` across ``gap``, as written
+    ("" if none)."""
+    figure = re.match(r"[$€£¥]?\s?[\d.,*×]*\d[\d.,*×a-z]*?(?=\s|$|[^\d.,*×])", number.surface)
+    if figure is None:
+        return ""
+    plain = unicodedata.normalize("NFKC", plain_text(text))
+    m = re.search(r"(?<![\d.,])" + re.escape(figure.group()) + gap + r"([A-Za-z]+|[\u4e00-\u9fff]{1,2})",
+                  plain, re.IGNORECASE)
+    return m.group(1) if m else ""
+
+
 def _after(text: str, number: Number) -> str:
     """The noun that follows ``number`` in ``text`` ("21,015,324 passages": "passag"); ""
     when a unit follows it (units are compared by :func:`missing_numbers`)."""
     if number.unit is not None:
         return ""
-    figure = re.match(r"[$€£¥]?\s?[\d.,*×]*\d[\d.,*×a-z]*?(?=\s|$|[^\d.,*×])", number.surface)
-    if figure is None:
-        return ""
-    low = unicodedata.normalize("NFKC", plain_text(text)).lower()
-    m = re.search(r"(?<![\d.,])" + re.escape(figure.group()) + r"[\s-]*([a-z]+|[\u4e00-\u9fff]{1,2})", low)
-    return stem(m.group(1)) if m else ""
+    word = _word_after(text, number)
+    return stem(word.lower()) if word else ""
 
 
 def _names_after(text: str, number: Number) -> bool:
     """Whether ``number`` is followed by a capitalised word in ``text``: a label or a title
     ("10.4.9 408 Request Timeout"), not a count of something."""
-    figure = re.match(r"[$€£¥]?\s?[\d.,*×]*\d[\d.,*×a-z]*?(?=\s|$|[^\d.,*×])", number.surface)
-    if figure is None:
-        return False
-    plain = unicodedata.normalize("NFKC", plain_text(text))
-    m = re.search(r"(?<![\d.,])" + re.escape(figure.group()) + r"[ \t-]*([A-Za-z])", plain, re.IGNORECASE)
-    return bool(m and m.group(1).isupper())
+    return _word_after(text, number, gap=r"[ \t-]*")[:1].isupper()
 
 
 def anchored(claim: str, numbers: Sequence[Number], units: Mapping[str, float],

@@ -18,6 +18,10 @@ class StoreConnection:
 
     _write_lock: threading.Lock  # one writer at a time
     generation: int  # bumped on every write that changes searchable content
+    _adopted_ids: set[str]  # embedder ids adopt_vectors has checked
+
+    def adopt_vectors(self, model_id: str) -> int:  # pragma: no cover - LibraryVectors provides it
+        raise NotImplementedError
 
     def _cursor(self) -> Any:  # pragma: no cover - Store provides it
         raise NotImplementedError

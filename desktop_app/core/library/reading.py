@@ -140,9 +140,8 @@ class LibraryReading(StoreConnection):
     def documents_chunked_otherwise(self, chunked_with: str) -> list[tuple[str, str]]:
         """(doc_id, path) of the current documents with chunks cut for something other than
         ``chunked_with`` (another chunker version or embedder), in path order."""
-        adopt = getattr(self, "adopt_vectors", None)  # an old name of the same embedder is not another
-        if adopt is not None and ":" in chunked_with:
-            adopt(chunked_with.split(":", 1)[1])
+        if ":" in chunked_with:  # an old name of the same embedder is not another embedder
+            self.adopt_vectors(chunked_with.split(":", 1)[1])
         rows = self._query(
             "SELECT d.doc_id, min(f.path) FROM documents d JOIN files f ON f.doc_id = d.doc_id"
             " WHERE NOT d.superseded AND d.chunked_with <> ? GROUP BY d.doc_id ORDER BY min(f.path)",

@@ -70,6 +70,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
             setup.close()
         self._local = threading.local()
         self._write_lock = threading.Lock()
+        self._adopted_ids = set()
         # fetchall, not fetchone: a result left half-read keeps its transaction open, and
         # DuckDB then never checkpoints after an UPDATE or DELETE (the WAL grows for ever).
         rows = self._con.execute("SELECT coalesce(max(ckey), 0) FROM chunks").fetchall()

@@ -32,11 +32,10 @@ class LibraryVectors(StoreConnection):
         and every document looked cut for another embedder. Same file, same vectors: the
         old name is renamed, in the vectors and in ``documents.chunked_with``. Returns how
         many vectors were renamed (checked once per id and Store)."""
-        adopted: set[str] = self.__dict__.setdefault("_adopted_ids", set())
         name, _, digest = model_id.rpartition(":")
-        if model_id in adopted or not name or len(digest) < 12:
+        if model_id in self._adopted_ids or not name or len(digest) < 12:
             return 0
-        adopted.add(model_id)
+        self._adopted_ids.add(model_id)
         others = [str(m) for (m,) in self._query(
             "SELECT DISTINCT model_id FROM embeddings WHERE model_id <> ? AND model_id LIKE ?",
             [model_id, f"%:{digest}"])]
