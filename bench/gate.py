@@ -59,6 +59,7 @@ from desktop_app.core.types import (  # noqa: E402
     AnswerStarted,
     ClaimVerdict,
     NoBasis,
+    Steering,
     Verdict,
     all_unsupported,
 )
@@ -254,8 +255,10 @@ def answers(args: argparse.Namespace) -> None:
     generator = LlamaGenerator(models.resolve_answer_model(args.model),
                                context_tokens=settings.context_tokens, threads=args.threads or settings.threads)
     answering.ABSTAIN_PROBABILITY = args.abstain
-    if args.no_steering:  # the baseline of core/models/steer.py: Chinese answers unsteered
+    if args.no_steering:  # the baseline of core/models/steer.py: no steering at all
         answering.Steering = lambda **_kw: None  # type: ignore[assignment,misc]
+    elif args.no_source_choice:  # Chinese sentences marked, the marker's number the model's own
+        answering.Steering = lambda **kw: Steering(**{**kw, "sources": ()})  # type: ignore[assignment,misc]
     measured: dict[str, float] = {}
     ask = generator.reply_logprob
 
@@ -423,7 +426,9 @@ def main() -> None:
     p.add_argument("--grammar", action="store_true", help="answer under the citation grammar")
     p.add_argument("--sources", type=int, default=0, help="sources per answer (0: the Settings default)")
     p.add_argument("--judge", action="store_true", help="run the judge after each answer, as the window does")
-    p.add_argument("--no-steering", action="store_true", help="Chinese answers without the marker steering (its baseline)")
+    p.add_argument("--no-steering", action="store_true", help="answers without any steering (core/models/steer.py)")
+    p.add_argument("--no-source-choice", action="store_true",
+                   help="the number inside a marker left to the model (steer.SourceChoice off)")
     p.add_argument("--kinds", default="a,u", help="a (answerable), u (unanswerable) or both")
     p.add_argument("--abstain", type=float, default=answering.ABSTAIN_PROBABILITY,
                    help="decline when the model would say 'no answer' with this probability (1.01: never)")

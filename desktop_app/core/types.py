@@ -381,9 +381,13 @@ class ClaimVerdict:
 @dataclass(frozen=True)
 class Steering:
     """What an answer needs while the local model writes it (core/models/steer.py): the
-    no-answer sentence, which is written without a source marker."""
+    no-answer sentence, which is written without a source marker; whether a sentence must
+    not end without its marker (Chinese); and each source's label with the text the model
+    read of it, in retrieval order, to weigh the number it writes inside a marker."""
 
     refusal: str = ""
+    mark_sentences: bool = True
+    sources: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -416,3 +417,12 @@ class LibraryModel(QAbstractItemModel):
 
 def _key(path: str) -> str:
     return str(Path(path))
+
+
+def top_folders(paths: Iterable[str]) -> list[str]:
+    """The folders that hold ``paths`` (files), none listed inside another listed one."""
+    tops: list[str] = []
+    for folder in sorted({_key(str(Path(p).parent)) for p in paths}, key=len):
+        if not any(folder == top or folder.startswith(top.rstrip(os.sep) + os.sep) for top in tops):
+            tops.append(folder)
+    return sorted(tops)

@@ -155,12 +155,12 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         if not (isinstance(splitter, QByteArray) and self.splitter.restoreState(splitter)):
             width = self.width()
             self.splitter.setSizes([int(width * 0.24), int(width * 0.38), int(width * 0.38)])
+        folders: list[object] = []
         if self.remember_layout:
             self.library_pane.set_sort(str(settings.value("library/sort", "Name")))
-            folders = settings.value("library/folders", [])
-            folders = [folders] if isinstance(folders, str) else list(folders or [])
-            if folders:
-                self.tasks.spawn(self._list_folders([str(f) for f in folders]), "remembered folders")
+            saved = settings.value("library/folders", [])
+            folders = [saved] if isinstance(saved, str) else list(saved or [])
+        self.tasks.spawn(self._list_folders([str(f) for f in folders]), "the library's folders")
 
     def save_layout(self) -> None:
         if not self.remember_layout:

@@ -19,7 +19,7 @@ from desktop_app.core.types import DocStatus, FileIndexed, IndexProgress, IndexS
 from desktop_app.services.api import KnowledgeBaseAPI
 from desktop_app.ui import dialogs
 from desktop_app.ui.answer_view import ConversationPane
-from desktop_app.ui.library_model import LibraryModel
+from desktop_app.ui.library_model import LibraryModel, top_folders
 from desktop_app.ui.pdf_view import PageViewer
 from desktop_app.ui.progress import IndexProgressWidget, summary_text
 from desktop_app.ui.watcher import FolderWatcher
@@ -111,13 +111,29 @@ class LibraryMixin:
             self.viewer.open_document(row.path)
 
     async def _list_folders(self, folders: list[str]) -> None:
-        """List the folders opened in earlier sessions (what the library holds of them)."""
+        """List the folders opened in earlier sessions (what the library holds of them). When
+        none of them holds a document of this library (the first start, ``--db`` with another
+        library, the screenshot automation), list the library's own documents by folder."""
+        listed = 0
         for folder in folders:
             self.library.add_folder(folder)
             try:
-                self.library.set_documents(await self.kb.documents(folder))
+                documents = await self.kb.documents(folder)
             except KnownError as error:
                 logger.info("cannot list %s: %s", folder, error)
+                continue
+            self.library.set_documents(documents)
+            listed += len(documents)
+        if listed:
+            return
+        try:
+            documents = await self.kb.documents()
+        except KnownError as error:
+            logger.info("cannot list the library: %s", error)
+            return
+        for folder in top_folders(d.path for d in documents):
+            self.library.add_folder(folder)
+        self.library.set_documents(documents)
 
     def hide_folder(self, folder: str) -> None:
         """Stop listing an opened folder (the library keeps its documents)."""

@@ -94,12 +94,18 @@ def test_abstention_off_in_settings_and_models_without_the_measure_answer(store:
 
 
 def test_a_chinese_answer_is_steered_to_mark_its_sentences(store: Store) -> None:
-    """In Chinese the model is asked to stream with steering (core/models/steer.py), which
-    spares the no-answer sentence; English and German answers are not steered."""
+    """In Chinese the model is asked to stream with its sentences marked (core/models/steer.py),
+    sparing the no-answer sentence; in every language the marker's number is weighed by the
+    sources, which the steering carries as the labels and the evidence the model read."""
     chinese = FakeGenerator(["它返回 414 [1]。"])
     ask(store, chinese, "What does the server return when the request URI is too long?",
         abstain=False, prompt_language="zh")
     assert chinese.steering is not None and chinese.steering.refusal == prompts.NO_ANSWER["zh"]
+    assert chinese.steering.mark_sentences
     english = FakeGenerator(["It returns 414 [1]."])
     ask(store, english, "What does the server return when the request URI is too long?", abstain=False)
-    assert english.prompts and english.steering is None
+    assert english.prompts and english.steering is not None and not english.steering.mark_sentences
+    labels = [label for label, _ in english.steering.sources]
+    assert labels == [str(n) for n in range(1, len(labels) + 1)] and labels
+    content = english.prompts[-1][-1]["content"]
+    assert all(text and text[:40] in content for _, text in english.steering.sources)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from desktop_app.core.models.steer import SentenceMarkers, TokenTable
+from desktop_app.core.models.steer import SentenceMarkers, SourceChoice, TokenTable
 from desktop_app.core.types import Steering
 
 PIECES = ["<s>", "报告", "必须", "。", "[", " [", "1", "]", "文档中没有这个问题的答案", "是", "，", "!", "。\n"]
@@ -78,3 +78,64 @@ def test_a_full_width_marker_counts_as_a_marker() -> None:
     assert not steer.needs_marker("报告必须报告必须【1】")
     assert not steer.needs_marker("报告必须报告必须［2］")
     assert steer.needs_marker("报告必须报告必须")
+
+
+# ----------------------------------------------------------------- the number in a marker
+
+WORDS = ["<s>", "The", " fee", " is", " 10", " euro", " [", "1", "2", "]", ".", " The", " colour", " red"]
+WORD = {p: i for i, p in enumerate(WORDS)}
+SOURCES = (("1", "Apples come in many colours, most often red."), ("2", "The fee is 10 euro a month."))
+
+
+def words_table() -> TokenTable:
+    return TokenTable([p.encode("utf-8") for p in WORDS])
+
+
+def words(*pieces: str) -> np.ndarray:
+    return np.array([WORD["<s>"], *(WORD[p] for p in pieces)], dtype=np.intc)
+
+
+def digit_scores(one: float, two: float) -> np.ndarray:
+    scores = np.zeros(len(WORDS), dtype=np.float32)
+    scores[WORD["1"]], scores[WORD["2"]] = one, two
+    return scores
+
+
+def test_the_table_finds_the_digits() -> None:
+    assert words_table().digits == {"1": WORD["1"], "2": WORD["2"]}
+
+
+def test_the_number_goes_to_the_source_that_holds_the_sentence() -> None:
+    choice = SourceChoice(words_table(), 1, Steering(mark_sentences=False, sources=SOURCES))
+    out = choice(words("The", " fee", " is", " 10", " euro", " ["), digit_scores(2.0, 1.5))
+    assert int(out.argmax()) == WORD["2"]  # the model leaned to [1], which says nothing of a fee
+    assert choice.weighed == 1 and choice.moved == 1
+
+
+def test_a_clear_choice_of_the_model_stands() -> None:
+    sources = (("1", "The fee is 10 euro a month."), ("2", "Apples are red."))
+    choice = SourceChoice(words_table(), 1, Steering(mark_sentences=False, sources=sources))
+    out = choice(words("The", " fee", " is", " 10", " euro", " ["), digit_scores(1.0, 6.0))
+    assert int(out.argmax()) == WORD["2"] and choice.moved == 0
+
+
+def test_the_first_source_is_preferred_when_both_hold_the_sentence() -> None:
+    sources = (("1", "The fee is 10 euro."), ("2", "The fee is 10 euro a month."))
+    choice = SourceChoice(words_table(), 1, Steering(mark_sentences=False, sources=sources))
+    out = choice(words("The", " fee", " is", " 10", " euro", " ["), digit_scores(1.0, 1.5))
+    assert int(out.argmax()) == WORD["1"]
+
+
+def test_only_the_first_marker_of_a_sentence_and_only_after_an_opener() -> None:
+    choice = SourceChoice(words_table(), 1, Steering(mark_sentences=False, sources=SOURCES))
+    second = digit_scores(2.0, 1.5)
+    assert np.array_equal(choice(words("The", " fee", " is", " 10", " [", "1", "]", " ["), second.copy()), second)
+    elsewhere = digit_scores(2.0, 1.5)
+    assert np.array_equal(choice(words("The", " fee", " is", " 10", " euro"), elsewhere.copy()), elsewhere)
+    assert choice.weighed == 0
+
+
+def test_the_next_sentence_is_weighed_on_its_own_words() -> None:
+    choice = SourceChoice(words_table(), 1, Steering(mark_sentences=False, sources=SOURCES))
+    written = words("The", " fee", " is", " 10", " euro", " [", "2", "]", ".", " The", " colour", " red", " [")
+    assert int(choice(written, digit_scores(1.0, 2.5)).argmax()) == WORD["1"]

@@ -12,7 +12,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QApplication
 
 from desktop_app.core.types import DocStatus, DocumentInfo
-from desktop_app.ui.library_model import DETAIL_ROLE, FOLDER_ROLE, PATH_ROLE
+from desktop_app.ui.library_model import DETAIL_ROLE, FOLDER_ROLE, PATH_ROLE, top_folders
 from desktop_app.ui.main_window import MainWindow
 from tests.ui.conftest import until
 from tests.ui.fakes import saved_record
@@ -199,3 +199,23 @@ def test_a_file_indexed_through_ocr_says_how_many_pages_ocr_read(qapp) -> None: 
     model.set_documents([DocumentInfo(doc_id="d", path="/lib/part.pdf", title="Part", pages=23, chunks=9,
                                       status=DocStatus.INDEXED_PARTIALLY, ocr_pages=1)])
     assert model.row("/lib/part.pdf").words == "partially indexed, 1 page by OCR"
+
+
+def test_a_window_with_no_remembered_folder_lists_the_librarys_own(qtbot, qloop, fake_kb, library, run) -> None:  # noqa: ANN001
+    """`folio --db LIBRARY` (or the screenshot automation) on a library indexed elsewhere, by
+    `folio index`: the pane lists its documents under their folder instead of staying empty."""
+    first = MainWindow(fake_kb, remember_layout=False)
+    qtbot.addWidget(first)
+    run(first.open_folder(str(library["manual"].path.parent)))
+    first.close()
+    second = MainWindow(fake_kb, remember_layout=False)
+    qtbot.addWidget(second)
+    run(until(lambda: len(second.library.rows()) == 3, what="the library's documents listed"))
+    assert second.library.folders() == [str(library["manual"].path.parent)]
+    second.close()
+
+
+def test_top_folders_are_the_outermost_folders_of_the_files() -> None:
+    assert top_folders(["/a/b/x.pdf", "/a/b/c/y.pdf", "/a/z.pdf", "/d/w.pdf"]) == ["/a", "/d"]
+    assert top_folders(["/a/b/x.pdf", "/a/bc/y.pdf"]) == ["/a/b", "/a/bc"]
+    assert top_folders([]) == []

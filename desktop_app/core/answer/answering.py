@@ -27,6 +27,7 @@ from desktop_app.core.types import (
     AnswerFailed,
     AnswerFinished,
     AnswerStarted,
+    CitationStyle,
     ClaimVerdict,
     NoBasis,
     Passage,
@@ -216,8 +217,13 @@ def answer(
         return answer_id
     started = time.perf_counter()
     try:
-        # A Chinese sentence does not end without its marker (core/models/steer.py).
-        steering = Steering(refusal=prompts.NO_ANSWER[packed.language]) if packed.language == "zh" else None
+        # A Chinese sentence does not end without its marker, and the number inside a marker
+        # is weighed by what each source holds of its sentence and its place (core/models/steer.py).
+        steering = Steering(
+            refusal=prompts.NO_ANSWER[packed.language], mark_sentences=packed.language == "zh",
+            sources=tuple((label, evidence.evidence_text(p)) for label, p in source_map.items())
+            if source_map.style is CitationStyle.LABEL else (),
+        )
         stream = generator.stream(
             packed.messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
             grammar=grammar, should_cancel=should_cancel, steering=steering,

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models.steer import SentenceMarkers, TokenTable
+from desktop_app.core.models.steer import SentenceMarkers, SourceChoice, TokenTable, Written
 from desktop_app.core.stages import Message
 from desktop_app.core.types import Steering
 
@@ -283,6 +283,7 @@ class LlamaGenerator:
         self._cached = 0
         self._tokens_table: TokenTable | None = None  # read on the first steered answer
         self.last_steer: SentenceMarkers | None = None
+        self.last_choice: SourceChoice | None = None
         # Set by the worker process (llm_worker.py): arms llama.cpp's abort callback while
         # the prompt is read, so a cancel stops a prefill step midway.
         self.abort_hook: Callable[[bool], None] | None = None
@@ -313,7 +314,8 @@ class LlamaGenerator:
         steering: Steering | None = None,
     ) -> Iterator[str]:
         """Yield text deltas. Raises KnownError before the first delta if the model fails.
-        With ``steering`` a Chinese sentence does not end without a marker (steer.py)."""
+        With ``steering`` a Chinese sentence does not end without a marker and the number in
+        a marker is weighed by the sources' support and order (steer.py)."""
         import time
 
         prompt = self.render(messages)
@@ -336,8 +338,16 @@ class LlamaGenerator:
 
             if self._tokens_table is None:
                 self._tokens_table = TokenTable.of(self._llm)
-            self.last_steer = SentenceMarkers(self._tokens_table, prompt_tokens, steering)
-            kwargs["logits_processor"] = LogitsProcessorList([self.last_steer])
+            written = Written(self._tokens_table, prompt_tokens)
+            processors: list[Any] = []
+            self.last_steer = self.last_choice = None
+            if steering.mark_sentences:
+                self.last_steer = SentenceMarkers(self._tokens_table, prompt_tokens, steering, written)
+                processors.append(self.last_steer)
+            if steering.sources:
+                self.last_choice = SourceChoice(self._tokens_table, prompt_tokens, steering, written)
+                processors.append(self.last_choice)
+            kwargs["logits_processor"] = LogitsProcessorList(processors)
         started = time.perf_counter()
         if self._draft is not None:
             self._draft.reset()
