@@ -109,3 +109,32 @@ def test_a_chinese_answer_is_steered_to_mark_its_sentences(store: Store) -> None
     assert labels == [str(n) for n in range(1, len(labels) + 1)] and labels
     content = english.prompts[-1][-1]["content"]
     assert all(text and text[:40] in content for _, text in english.steering.sources)
+
+
+class CountingGenerator(FakeGenerator):
+    """Counts the deltas the answer read before it stopped the stream."""
+
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__(answers, delta=4)
+        self.read = 0
+
+    def stream(self, messages, **kwargs):  # type: ignore[no-untyped-def]  # noqa: ANN001, ANN003, ANN201
+        inner = super().stream(messages, **kwargs)
+
+        def counted():  # type: ignore[no-untyped-def]  # noqa: ANN202
+            for delta in inner:
+                self.read += 1
+                yield delta
+        return counted()
+
+
+def test_an_answer_caught_in_a_loop_is_stopped_at_the_third_repeat(store: Store) -> None:
+    loop = "The identity of an Internet user was revealed [1]. "
+    generator = CountingGenerator(["The server returns 414 [1]. " + loop * 27])
+    events = ask(store, generator, "What does the server return when the request URI is too long?", abstain=False)
+    finished = next(e for e in events if isinstance(e, AnswerFinished))
+    assert finished.text.count("was revealed") == 3
+    assert generator.read <= len("The server returns 414 [1]. " + loop * 4) // 4  # not 27 times
+    sound = FakeGenerator(["Yes [1]. Yes [1]. Yes [1]. The server returns 414 [1]."])
+    events = ask(store, sound, "What does the server return when the request URI is too long?", abstain=False)
+    assert next(e for e in events if isinstance(e, AnswerFinished)).text.endswith("returns 414 [1].")

@@ -10,6 +10,7 @@ import logging
 import math
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import Generator, Retriever, Verifier
+from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.types import (
     AnswerCancelled,
     AnswerEvent,
@@ -37,6 +39,9 @@ from desktop_app.core.types import (
 )
 
 logger = logging.getLogger(__name__)
+
+MAX_REPEATS = 3  # the same sentence this many times in one answer: the model is looping
+MIN_REPEAT_CHARS = 8  # shorter ones ("Yes.", "是的。") may repeat in a sound answer
 
 # The evidence gate. A question has no basis when the best passage covers less than a
 # share of its idf-weighted terms and no dense hit reaches a cosine, both per embedder (each
@@ -234,14 +239,23 @@ def answer(
     resolver = CitationResolver(source_map)
     verifier = (verifier_factory or default_verifier)(source_map)
     claims: list[ClaimVerdict] = []
+    seen = Counter[str]()
     try:
         for delta in stream:
             emit(TokenDelta(delta))
             for event in resolver.feed(delta):
                 emit(event)
+            looping = False
             for claim in verifier.feed(resolver.tracker.text, resolver.spans):
                 claims.append(claim)
                 emit(claim)
+                looping |= _repeated(seen, resolver.tracker.text, claim)
+            if looping:  # the model writes one sentence over and over: stop it there
+                logger.info("answer %s: the model repeated a sentence %d times; stopped", answer_id, MAX_REPEATS)
+                close = getattr(stream, "close", None)
+                if close is not None:
+                    close()
+                break
     except Cancelled:
         emit(AnswerCancelled())
         _save(store, answer_id, question, resolver.tracker.text, style, generator.model_id,
@@ -277,6 +291,18 @@ def answer(
     _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
           payloads, finished.citations, finished.hallucinated, claims, scope=scope, stats=finished.stats)
     return answer_id
+
+
+def _repeated(seen: Counter[str], text: str, claim: ClaimVerdict) -> bool:
+    """Count ``claim``'s sentence (markers and spacing aside); True at its MAX_REPEATS-th
+    time: a small model caught in a loop repeats one sentence to its token limit (one
+    held-out answer: 27 times "The identity of an Internet user was revealed [2].")."""
+    start, end = claim.sentence_span
+    key = " ".join(strip_markers(text[start:end]).split()).lower()
+    if len(key) < MIN_REPEAT_CHARS:
+        return False
+    seen[key] += 1
+    return seen[key] >= MAX_REPEATS
 
 
 def _estimate(generator: Generator, request: str) -> tuple[int, float]:
