@@ -270,6 +270,8 @@ def answers(args: argparse.Namespace) -> None:
     generator.reply_logprob = recorded  # type: ignore[method-assign]
     rows = [r for r in load(args.languages.split(",")) if r["kind"] in args.kinds.split(",")
             and (args.half == "all" or r["half"] == args.half)]
+    if args.ids:
+        rows = [r for r in rows if r["id"] in set(args.ids.split(","))]
     if args.limit:  # at most --limit of each (language, kind), spread over the ids
         chosen = []
         for key in sorted({(r["lang"], r["kind"]) for r in rows}):
@@ -421,6 +423,7 @@ def main() -> None:
     p.add_argument("--languages", default="en,de,zh")
     p.add_argument("--half", choices=("tune", "held", "all"), default="held")
     p.add_argument("--limit", type=int, default=0, help="questions per language and kind")
+    p.add_argument("--ids", default="", help="only these question ids (comma-separated)")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--max-tokens", type=int, default=0, help="cut answers short (enough to see a refusal)")
     p.add_argument("--grammar", action="store_true", help="answer under the citation grammar")
