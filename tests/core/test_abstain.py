@@ -134,6 +134,7 @@ def test_an_answer_caught_in_a_loop_is_stopped_at_the_third_repeat(store: Store)
     events = ask(store, generator, "What does the server return when the request URI is too long?", abstain=False)
     finished = next(e for e in events if isinstance(e, AnswerFinished))
     assert finished.text.count("was revealed") == 3
+    assert finished.text.endswith("was revealed [1].")  # not the start of a fourth
     assert generator.read <= len("The server returns 414 [1]. " + loop * 4) // 4  # not 27 times
     sound = FakeGenerator(["Yes [1]. Yes [1]. Yes [1]. The server returns 414 [1]."])
     events = ask(store, sound, "What does the server return when the request URI is too long?", abstain=False)

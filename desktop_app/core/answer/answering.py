@@ -240,17 +240,18 @@ def answer(
     verifier = (verifier_factory or default_verifier)(source_map)
     claims: list[ClaimVerdict] = []
     seen = Counter[str]()
+    loop_end: int | None = None  # where the answer is cut when the model loops
     try:
         for delta in stream:
             emit(TokenDelta(delta))
             for event in resolver.feed(delta):
                 emit(event)
-            looping = False
             for claim in verifier.feed(resolver.tracker.text, resolver.spans):
                 claims.append(claim)
                 emit(claim)
-                looping |= _repeated(seen, resolver.tracker.text, claim)
-            if looping:  # the model writes one sentence over and over: stop it there
+                if loop_end is None and _repeated(seen, resolver.tracker.text, claim):
+                    loop_end = claim.sentence_span[1]
+            if loop_end is not None:  # the model writes one sentence over and over: stop it there
                 logger.info("answer %s: the model repeated a sentence %d times; stopped", answer_id, MAX_REPEATS)
                 close = getattr(stream, "close", None)
                 if close is not None:
@@ -273,11 +274,17 @@ def answer(
         logger.exception("generation failed")
         emit(AnswerFailed(error=f"The model stopped with an error: {exc}", known=False))
         return answer_id
-    finished = resolver.finished(answer_id=answer_id)
+    written = resolver.tracker.text
+    text = written
+    if loop_end is not None and all(end <= loop_end for spans in resolver.spans.values() for _, end in spans):
+        text = written[:loop_end]  # without the start of the next repeat, when it holds no marker
+    finished = resolver.finished(text, answer_id=answer_id)
     stats = getattr(generator, "last_stats", None)
     if stats is not None and hasattr(stats, "to_json"):
         finished = dataclasses.replace(finished, stats=stats.to_json())
-    for claim in verifier.finish(finished.text, finished.citations):
+    for claim in verifier.finish(written, finished.citations):
+        if claim.sentence_span[0] >= len(text):
+            continue  # the start of a repeat cut off above
         claims.append(claim)
         emit(claim)
     if _says_no_answer(finished.text, language) and not finished.citations:
