@@ -139,3 +139,15 @@ def test_the_next_sentence_is_weighed_on_its_own_words() -> None:
     choice = SourceChoice(words_table(), 1, Steering(mark_sentences=False, sources=SOURCES))
     written = words("The", " fee", " is", " 10", " euro", " [", "2", "]", ".", " The", " colour", " red", " [")
     assert int(choice(written, digit_scores(1.0, 2.5)).argmax()) == WORD["1"]
+
+
+def test_ten_sources_or_more_are_left_to_the_model() -> None:
+    """With a label "10", the "1" token also opens "10".."19": the number is the model's."""
+    table = TokenTable([p.encode("utf-8") for p in [*WORDS, *"3456789"]])
+    nine = (*SOURCES, *((str(n), "Pears are green.") for n in range(3, 10)))
+    assert SourceChoice(table, 1, Steering(mark_sentences=False, sources=nine)).sources
+    ten = (*nine, ("10", "Plums are blue."))
+    choice = SourceChoice(table, 1, Steering(mark_sentences=False, sources=ten))
+    before = np.zeros(len(WORDS) + 7, dtype=np.float32)
+    before[WORD["1"]], before[WORD["2"]] = 2.0, 1.5
+    assert np.array_equal(choice(words("The", " fee", " is", " 10", " euro", " ["), before.copy()), before)

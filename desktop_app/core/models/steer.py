@@ -151,9 +151,11 @@ class SourceChoice:
         self.table = table
         self.written = written or Written(table, prompt_tokens)
         self.openers = tuple(o.encode("utf-8") for o in OPENERS)
-        # (token of the number, terms of that source's evidence, place in the order)
+        # (token of the number, terms of that source's evidence, place in the order); none
+        # when a label has two digits: "1" then also opens "10".."19"
+        single = all(label in table.digits for label, _ in steering.sources)
         self.sources = [(table.digits[label], frozenset(termlib.tokenize(text)), rank)
-                        for rank, (label, text) in enumerate(steering.sources) if label in table.digits]
+                        for rank, (label, text) in enumerate(steering.sources)] if single else []
         self.weighed = 0  # markers whose number this processor weighed
         self.moved = 0  # of them, those whose likeliest number it changed
 
