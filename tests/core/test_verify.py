@@ -732,6 +732,21 @@ def test_a_german_ordinal_does_not_end_the_sentence(text: str, count: int) -> No
     assert len(split_sentences(text)) == count
 
 
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("Die Frist richtet sich nach § 5 Abs. 2 Satz 1 BGB und gilt sofort.", 1),
+        ("Vgl. Art. 12 Abs. 1 GG [1]. Danach kam mehr.", 2),
+        ("Das steht in Kap. 3 und Bd. 2 der 2. Aufl. von 2019.", 1),
+        ("Der Beweis kann in Stöcker auf S.\n301f nachgelesen werden.", 1),  # wrapped in the PDF
+        ("See pp. 12-14 and Fig.\n3 for details.", 1),
+        ("Das war es.\n2019 kam mehr.", 2),  # a sentence, then a year on the next line
+    ],
+)
+def test_a_numbered_abbreviation_keeps_its_number(text: str, count: int) -> None:
+    assert len(split_sentences(text)) == count
+
+
 def test_a_number_that_names_a_thing_is_not_a_count_of_another() -> None:
     """"408 Request Timeout" names the status the sentence calls "408 status": not the
     "21,015,324 questions vs passages" mismatch (held-out en-a-004 went red on this)."""

@@ -40,7 +40,8 @@ _SENTENCE_STARTERS = frozenset(
 )
 _NUMBERED_ABBREV = frozenset(
     "no nos nr fig figs sec secs p pp art arts eq eqs vol ch chap ref refs tab para abb "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+    "jan feb mar apr jun jul aug sep sept oct nov dec "
+    "s abs kap bd aufl ziff rn tz anm lit hs abschn nrn".split()  # German: § 5 Abs. 2, S. 301
 )
 _BULLET_RE = re.compile(
     r"[ \t]*(?:[-*•·+][ \t]|\d{1,3}[.)][ \t]|\d{1,3}、|[(（]\d{1,3}[)）]|"
@@ -51,7 +52,7 @@ _TABLE_ROW_RE = re.compile(r"\d(?:[\d.]|,\d)*%?[ \t]+[-(]?\d[\d,.]*%?")
 # After a German ordinal ("28.") these words continue the sentence.
 _GERMAN_ORDINAL_NEXT = re.compile(
     r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|"
-    r"Dezember|Auflage|Ausgabe|Jahrhundert|Jahrhunderts|Kapitel|Kapitels|Abschnitt|Abschnitts|"
+    r"Dezember|Auflage|Aufl|Ausgabe|Jahrhundert|Jahrhunderts|Kapitel|Kapitels|Abschnitt|Abschnitts|"
     r"Absatz|Absatzes|Satz|Satzes|Lemma|Definition|Übung|Übungsblatt|Vorlesung|Woche|Stelle|"
     r"Mal|Klasse|Ordnung|Grades|Grad|Stock|Platz)\b"
 )
@@ -81,9 +82,15 @@ def _period_ends(text: str, i: int) -> bool:
     j = i + 1
     while j < n and text[j].isspace():
         j += 1
-    if j >= n or "\n" in text[i + 1 : j]:
+    if j >= n:
         return True
     c = text[j]
+    if c.isdigit():  # "auf S.\n301", "Abs.\n2": a numbered abbreviation wrapped before its number
+        before = _WORD_BEFORE.search(text[_line_start(text, i) : i])
+        if before is not None and before.group(1).lower() in _NUMBERED_ABBREV:
+            return False
+    if "\n" in text[i + 1 : j]:
+        return True
     if _marker_at(text, j) is not None:
         return True
     if c.isascii() and c.islower():
