@@ -151,3 +151,12 @@ def test_ten_sources_or_more_are_left_to_the_model() -> None:
     before = np.zeros(len(WORDS) + 7, dtype=np.float32)
     before[WORD["1"]], before[WORD["2"]] = 2.0, 1.5
     assert np.array_equal(choice(words("The", " fee", " is", " 10", " euro", " ["), before.copy()), before)
+
+
+def test_a_bracket_that_opens_no_source_number_is_left_alone() -> None:
+    """"[0,1]" in a sentence about an interval: the model means no source, nothing is weighed."""
+    choice = SourceChoice(words_table(), 1, Steering(mark_sentences=False, sources=SOURCES))
+    before = digit_scores(2.0, 1.5)
+    before[WORD[" The"]] = 4.0  # the model's likeliest token is not a source number
+    assert np.array_equal(choice(words("The", " fee", " is", " 10", " euro", " ["), before.copy()), before)
+    assert choice.weighed == 0

@@ -164,6 +164,10 @@ class SourceChoice:
             return scores
         if not self.table.pieces[int(input_ids[-1])].rstrip().endswith(self.openers):
             return scores
+        tokens = [token for token, _, _ in self.sources]
+        before = int(scores.argmax())
+        if before not in tokens:
+            return scores  # not a source number the model means to write ("[0,1]", "[x]")
         written = self.written.text(input_ids)
         head = written.rstrip()
         head = head[: len(head) - 1]  # without the opener
@@ -173,8 +177,6 @@ class SourceChoice:
         terms = set(termlib.tokenize(sentence))
         if not terms:
             return scores
-        tokens = [token for token, _, _ in self.sources]
-        before = max(tokens, key=lambda token: float(scores[token]))
         for token, source_terms, rank in self.sources:
             coverage = len(terms & source_terms) / len(terms)
             scores[token] += SUPPORT_WEIGHT * coverage - RANK_PENALTY * rank
