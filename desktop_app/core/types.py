@@ -333,7 +333,7 @@ class AnswerFinished:
     hallucinated: tuple[str, ...] = ()
     answer_id: str = ""
     # How the model did: prompt_tokens, cached_tokens, first_token_s, tokens_per_s,
-    # draft_accept_rate (generate.GenerationStats.to_json); empty when no model ran.
+    # draft_accept_rate (speed.GenerationStats.to_json); empty when no model ran.
     stats: dict[str, Any] = field(default_factory=dict)
     event: str = field(default="answer_finished", init=False)
 

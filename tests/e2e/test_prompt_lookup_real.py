@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.models.generate import GenerationStats, LlamaGenerator, SpeedMeter
+from desktop_app.core.models.generate import LlamaGenerator
+from desktop_app.core.models.speed import GenerationStats, SpeedMeter
 from desktop_app.core.models.worker import WorkerGenerator
 
 pytestmark = pytest.mark.e2e

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models.generate import REPEAT_PENALTY, TOP_P, GenerationStats
+from desktop_app.core.models.generate import REPEAT_PENALTY, TOP_P
 from desktop_app.core.models.server_http import (
     RETRY_STATUSES,
     ServerAddress,
@@ -50,6 +50,7 @@ from desktop_app.core.models.server_http import (
     status_error,
     transport_error,
 )
+from desktop_app.core.models.speed import GenerationStats
 from desktop_app.core.stages import Message
 from desktop_app.core.types import Steering
 

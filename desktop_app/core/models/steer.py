@@ -138,7 +138,7 @@ class SentenceMarkers:
 
 
 def current_sentence(written: str) -> str:
-    """The sentence being written at the end of ``written``, its markers removed."""
+    """The sentence being written at the end of ``written`` (with any marker it holds)."""
     sentences = split_sentences(written)
     return sentences[-1].text if sentences else ""
 
@@ -183,3 +183,12 @@ class SourceChoice:
         self.weighed += 1
         self.moved += max(tokens, key=lambda token: float(scores[token])) != before
         return scores
+
+
+def processors(table: TokenTable, prompt_tokens: int,
+               steering: Steering) -> tuple[SentenceMarkers | None, SourceChoice | None]:
+    """The processors ``steering`` asks for, sharing one :class:`Written` (None: not asked)."""
+    written = Written(table, prompt_tokens)
+    markers = SentenceMarkers(table, prompt_tokens, steering, written) if steering.mark_sentences else None
+    choice = SourceChoice(table, prompt_tokens, steering, written) if steering.sources else None
+    return markers, choice

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models.generate import GenerationStats, SpeedMeter, render_chat_template
+from desktop_app.core.models.generate import render_chat_template
+from desktop_app.core.models.speed import GenerationStats, SpeedMeter
 from desktop_app.core.stages import Message
 from desktop_app.core.types import Steering
 

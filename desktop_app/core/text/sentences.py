@@ -85,24 +85,22 @@ def _period_ends(text: str, i: int) -> bool:
     if j >= n:
         return True
     c = text[j]
-    if c.isdigit():  # "auf S.\n301", "Abs.\n2": a numbered abbreviation wrapped before its number
-        before = _WORD_BEFORE.search(text[_line_start(text, i) : i])
-        if before is not None and before.group(1).lower() in _NUMBERED_ABBREV:
-            return False
+    head = text[_line_start(text, i) : i]
+    match = _WORD_BEFORE.search(head)
+    word = match.group(1) if match else ""
+    low = word.lower()
+    if c.isdigit() and low in _NUMBERED_ABBREV:
+        return False  # "Abs. 2", "S. 301", also wrapped before its number ("auf S.\n301f")
     if "\n" in text[i + 1 : j]:
         return True
     if _marker_at(text, j) is not None:
         return True
     if c.isascii() and c.islower():
         return False
-    head = text[_line_start(text, i) : i]
     if re.fullmatch(r"[ \t]*\d{1,3}", head):
         return False  # "1. First item"
     if re.search(r"(?:^|[\s(])\d{1,4}$", head) and _GERMAN_ORDINAL_NEXT.match(text, j):
         return False  # a German ordinal: "am 28. Oktober", "die 3. Auflage", "im 19. Jahrhundert"
-    match = _WORD_BEFORE.search(head)
-    word = match.group(1) if match else ""
-    low = word.lower()
     if "." in word:  # e.g. i.e. U.S.: a sentence ends there only before a typical first word
         following = re.match(r"[A-Za-z]+", text[j:])
         return following is not None and following.group().lower() in _SENTENCE_STARTERS
@@ -117,7 +115,7 @@ def _period_ends(text: str, i: int) -> bool:
             return False  # the end of spaced initials: "U. S. Army", "d. h. Werte"
         if word.isupper() and not starter:
             return False  # an initial: "John F. Kennedy"
-    return not (low in _NUMBERED_ABBREV and (c.isdigit() or c in "(（"))
+    return not (low in _NUMBERED_ABBREV and c in "(（")
 
 
 def _newline_splits(text: str, i: int, table_rows: bool) -> bool:
