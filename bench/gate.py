@@ -144,7 +144,7 @@ def retrieve(args: argparse.Namespace) -> None:
             row.update(coverage=found.coverage, best_cosine=found.best_cosine, cjk=found.cjk, dense=found.embedder,
                        detected=found.language,
                        passages=len(found.passages), rank=ranks[0] if ranks else None,
-                       embedder=model_id)
+                       embedder=model_id, unmatched=list(found.unmatched), unmentioned=list(found.unmentioned))
         store.close()
         print(f"retrieved {len(rows)} questions in {time.perf_counter() - started:.0f} s"
               f" (embedder {model_id})")
@@ -172,7 +172,8 @@ def recall_table(rows: list[dict[str, Any]]) -> None:
 def refused_by_code(row: dict[str, Any]) -> bool:
     probe = SimpleNamespace(passages=[None] * row["passages"], coverage=row["coverage"],
                             best_cosine=row["best_cosine"], cjk=row["cjk"], embedder=row.get("dense", ""),
-                            language=row.get("detected", ""))
+                            language=row.get("detected", ""), unmatched=tuple(row.get("unmatched", ())),
+                            unmentioned=tuple(row.get("unmentioned", ())))
     return answering.evidence_is_weak(probe) is not None  # type: ignore[arg-type]
 
 

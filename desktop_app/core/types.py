@@ -476,6 +476,10 @@ class Retrieval:
     expansion: str = ""  # what the glossary added to the question ("" when nothing)
     embedder: str = ""  # the model id ``best_cosine`` comes from ("": no dense signal)
     language: str = ""  # the question's ("en", "de", "zh": text/words.question_language)
+    # The question's numbers that no passage states, and its names that no chunk of the
+    # library (or of the scope) mentions (text/anchors.py).
+    unmatched: tuple[str, ...] = ()
+    unmentioned: tuple[str, ...] = ()
 
 
 # Citations of an answer: id -> spans, or (id, span) pairs in order.

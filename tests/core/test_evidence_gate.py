@@ -24,6 +24,8 @@ class Found:
     passages: list[object] = field(default_factory=lambda: [object()])
     embedder: str = MINILM
     language: str = ""
+    unmatched: tuple[str, ...] = ()
+    unmentioned: tuple[str, ...] = ()
 
 
 def test_nothing_found_has_no_basis() -> None:

@@ -109,7 +109,7 @@ def evidence_is_weak(retrieval: Retrieval) -> str | None:
                 f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
                 f" (needs {MIN_COVERAGE_LEXICAL:.0%})."
             )
-        return None
+        return anchor_missing(retrieval)
     if retrieval.coverage < gate.floor:
         return (f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
                 f" (needs {gate.floor:.0%}).")
@@ -119,7 +119,24 @@ def evidence_is_weak(retrieval: Retrieval) -> str | None:
             f" (needs {gate.coverage:.0%}) and none is close in meaning (best cosine"
             f" {retrieval.best_cosine:.2f}, needs {gate.cosine:.2f})."
         )
+    return anchor_missing(retrieval)
+
+
+def anchor_missing(retrieval: Retrieval) -> str | None:
+    """A reason when the documents lack a name or a number the question asks about (an
+    on-topic question the gate above lets through; text/anchors.py), else None."""
+    if retrieval.unmentioned:
+        return (f"The documents never mention {_quoted(retrieval.unmentioned)}, which the question asks"
+                f" about; the closest passages are below.")
+    if retrieval.unmatched:
+        return (f"No passage found states {_quoted(retrieval.unmatched)}, which the question asks about;"
+                f" the closest ones are below.")
     return None
+
+
+def _quoted(items: Sequence[str]) -> str:
+    quoted = [f"\u201c{item}\u201d" for item in items]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
 
 
 # The model's own abstention: before it writes, Folio asks how likely the model is to
@@ -175,9 +192,12 @@ def answer(
     weak = evidence_is_weak(retrieval)
     also_searched = retrieval.expansion  # what the glossary added (retrieve.py)
     if weak is not None:
+        # Refused for a name or number the passages lack: they are on the topic, so they are
+        # shown for the reader to check.
+        closest = retrieval.passages if weak == anchor_missing(retrieval) else ()
         if scope:
             weak = f"Asked within {scope_words(scope)}: {weak[0].lower()}{weak[1:]}"
-        _no_basis(question, weak, language, answer_id, style, store, emit, also_searched, scope)
+        _no_basis(question, weak, language, answer_id, style, store, emit, also_searched, scope, closest)
         return answer_id
     try:
         generator = generator_factory()
@@ -385,14 +405,16 @@ def _says_no_answer(text: str, language: str) -> bool:
 
 def _no_basis(question: str, reason: str, language: str, answer_id: str, style: str, store: Store | None,
               emit: Callable[[AnswerEvent], None], also_searched: str = "",
-              scope: tuple[str, ...] = ()) -> None:
+              scope: tuple[str, ...] = (), passages: Sequence[Passage] = ()) -> None:
     text = prompts.NO_BASIS_MESSAGE[language]
-    emit(AnswerStarted(question=question, sources=(), answer_id=answer_id, style=str(style),
+    shown = SourceMap.build(passages, style)
+    payloads = tuple(p for p in (shown.payload(label) for label in shown.labels()) if p)
+    emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
                        also_searched=also_searched, scope=scope))
     emit(NoBasis(reason=reason))
     emit(TokenDelta(text))
     emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
-    _save(store, answer_id, question, text, style, "", "no_basis", (), {}, (), [], reason=reason,
+    _save(store, answer_id, question, text, style, "", "no_basis", payloads, {}, (), [], reason=reason,
           scope=scope)
 
 

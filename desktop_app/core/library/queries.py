@@ -61,6 +61,27 @@ class LibraryQueries(StoreConnection):
         }).fetchall()
         return [(int(key), float(score), int(held)) for key, score, held in rows]
 
+    def chunk_texts(self, ckeys: Sequence[int]) -> dict[int, str]:
+        """The text of each chunk."""
+        rows = self._query("SELECT ckey, text FROM chunks WHERE ckey IN (SELECT unnest(?::BIGINT[]))",
+                           [list(map(int, ckeys))])
+        return {int(key): str(text) for key, text in rows}
+
+    def mentioned(self, needles: Sequence[str], within: Sequence[int] | None = None) -> set[str]:
+        """Which of the lower-case ``needles`` occur in the text of a current document's
+        chunk (only among the chunks ``within`` when given), inside a word or not."""
+        if not needles:
+            return set()
+        found = ", ".join(f"bool_or(contains(t, ${i + 1}))" for i in range(len(needles)))
+        where = "" if within is None else f" AND c.ckey IN (SELECT unnest(${len(needles) + 1}::BIGINT[]))"
+        params: list[Any] = list(needles) + ([] if within is None else [list(map(int, within))])
+        rows = self._query(
+            f"SELECT {found} FROM (SELECT lower(c.text) AS t FROM chunks c"
+            f" JOIN documents d ON d.doc_id = c.doc_id WHERE NOT d.superseded{where})",
+            params,
+        )
+        return {needle for needle, hit in zip(needles, rows[0], strict=True) if hit}
+
     def chunk_places(self, ckeys: Sequence[int]) -> dict[int, tuple[str, int, str]]:
         """(doc_id, page, section) of each chunk."""
         rows = self._query(

@@ -47,8 +47,9 @@ import numpy as np
 
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.glossary import Glossary, load_builtin
+from desktop_app.core.text import anchors as anchorlib
 from desktop_app.core.text import words as termlib
-from desktop_app.core.types import Retrieval
+from desktop_app.core.types import Passage, Retrieval
 
 logger = logging.getLogger(__name__)
 
@@ -326,9 +327,13 @@ class Retriever:
         places = self._places(candidates)
         scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
         order = sorted(candidates, key=lambda key: (-scores[key], key))
-        chosen = _one_per_page(order, places, k)
+        marks = anchorlib.anchors(query, language)
+        held = self._numbers_held(order, marks.numbers) if marks.numbers else None
+        chosen = _one_per_page(order, places, k, held)
         by_key = self.store.passages(chosen, scope)
         passages = [replace(by_key[key], score=scores[key]) for key in chosen if key in by_key]
+        unmatched = tuple(n for n in marks.numbers
+                          if not any(anchorlib.holds_number(f"{p.section}\n{p.text}", n) for p in passages))
         # The evidence gate's measures count the question's own words only: the glossary's
         # words must not make an unrelated library look close in meaning.
         coverage = self._coverage(chosen, lexical, asked)
@@ -339,7 +344,31 @@ class Retriever:
         return Retrieval(passages=passages, coverage=coverage, best_cosine=best_cosine, cjk=cjk,
                          expansion=expansion,
                          embedder=self.vectors.model_id if semantic and self.vectors is not None else "",
-                         language=language)
+                         language=language, unmatched=unmatched,
+                         unmentioned=self._unmentioned(marks.names, lexical, within, passages))
+
+    def _numbers_held(self, order: Sequence[int], numbers: Sequence[str]) -> dict[int, int]:
+        """How many of the question's ``numbers`` each of the first candidates states."""
+        texts = self.store.chunk_texts(order[:CANDIDATES * 2])
+        return {key: sum(anchorlib.holds_number(text, n) for n in numbers) for key, text in texts.items()}
+
+    def _unmentioned(self, names: Sequence[str], lexical: _Lexical, within: np.ndarray | None,
+                     passages: Sequence[Passage]) -> tuple[str, ...]:
+        """The ``names`` no chunk (within the scope) mentions, even inside a longer word
+        ("DIRECTORBAIN" mentions "Bain"), and no word of the passages is a typing slip
+        away from. A name whose terms the postings hold is mentioned when the search is not
+        scoped; the others are looked for in the chunks' text."""
+        doubtful = [name for name in names
+                    if within is not None or not set(termlib.tokenize(name)) <= lexical.present]
+        if not doubtful:
+            return ()
+        found = self.store.mentioned([name.lower() for name in doubtful],
+                                     within=None if within is None else within.tolist())
+        missing = [name for name in doubtful if name.lower() not in found]
+        if not missing:
+            return ()
+        seen = {w.lower() for p in passages for w in _WORD.findall(f"{p.text} {p.doc_title} {Path(p.doc_path).stem}")}
+        return tuple(name for name in missing if not anchorlib.near_miss(name, seen))
 
     def _fuse(
         self,
@@ -418,16 +447,23 @@ def _section_terms(section: str) -> frozenset[int]:
     return frozenset(termlib.term_id(t) for t in termlib.term_counts(section))
 
 
-def _one_per_page(order: Sequence[int], places: dict[int, tuple[str, int, str]], k: int) -> list[int]:
-    """The first ``k`` chunks of ``order`` on pages not taken yet."""
-    chosen: list[int] = []
-    seen: set[tuple[str, int]] = set()
+def _one_per_page(order: Sequence[int], places: dict[int, tuple[str, int, str]], k: int,
+                  held: dict[int, int] | None = None) -> list[int]:
+    """The first ``k`` pages of ``order``, each by its first chunk; with ``held`` (how many
+    of the question's numbers a chunk states), by its chunk stating the most of them (the
+    page keeps its place: a page's best chunk on the close-code table may end at 1005
+    while the question asks for 1009, which the page's next chunk states)."""
+    pages: dict[tuple[str, int], int] = {}
     for key in order:
         place = places.get(key)
-        if place is None or place[:2] in seen:
+        if place is None:
             continue
-        seen.add(place[:2])
-        chosen.append(key)
-        if len(chosen) == k:
-            break
-    return chosen
+        best = pages.get(place[:2])
+        if best is None:
+            if len(pages) < k:
+                pages[place[:2]] = key
+            elif not held:
+                break
+        elif held and held.get(key, 0) > held.get(best, 0):
+            pages[place[:2]] = key
+    return list(pages.values())

@@ -1,0 +1,117 @@
+"""What a question names exactly, and whether a text says it. Qt-free.
+
+A question often carries a handle that a passage answering it must repeat: a number (a
+status code "429", a year "2010", a version "2.0", a figure "1.11") or a name ("HotpotQA",
+"LuaLaTeX", "Golan"). When the library never mentions such a name, or none of the passages
+found holds such a number, the documents cannot state the answer, however close the rest
+of the question's words come: "What does HTTP status code 429 mean?" over RFC 2616 (whose
+4xx codes end at 417) finds the status-code page, and the model answers from memory.
+
+- numbers: three characters or more ("429", "2.0", "1,009"), standing alone (not part of
+  "FY2018" or "x432"); shorter ones ("the 12 steps") are often spelled out in the text.
+  A number the question computes with ("365 * (average payables) / COGS") is not looked for.
+- names: a word with an inner capital ("HotpotQA", "WebGL", "xeCJK"), any Latin word of a
+  Chinese question ("LMTX", "ctex"), and in English a capitalised word inside the sentence
+  ("Golan v. Holder"). German capitalises every noun, so a German question's names are its
+  inner-capital words. Acronyms of a Latin-script question are left out ("COGS" is "cost of
+  sales" in the filing, "YYYY-MM-DD" a format), and so are words mixing letters and digits
+  ("FY2018", "1040NR"): documents write them in pieces ("fiscal 2018").
+- A name one typing slip away from a word of the passages is taken as that word
+  (:func:`near_miss`): "Netfilx" asks about Netflix.
+
+Tuned on the tuning halves of bench/data/eval_*.json and of FinanceBench and
+MMLongBench-Doc (bench/gate.py retrieve, bench/trust.py gate).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+# A number as a question writes it: "1,009" (thousands), "2.0" / "1.11" (versions,
+# figures, decimals), "429"; not glued to letters or to another number's separator.
+_NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)(?![\w]|[.,]\d)")
+_ARITHMETIC = re.compile(r"[*×÷/+=]\s*$|^\s*[*×÷/+=]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+_INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+# A capitalised English word after a lower-case word, a comma or a number: not the first
+# word of the question, not "I".
+_ENGLISH_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]{2,}\b")
+MIN_NUMBER_CHARS = 3
+
+
+@dataclass(frozen=True)
+class Anchors:
+    numbers: tuple[str, ...] = ()  # without thousands separators: "1009", "2.0"
+    names: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.numbers or self.names)
+
+
+def anchors(question: str, language: str) -> Anchors:
+    """The numbers and names of ``question`` (language "en", "de" or "zh"), in order."""
+    text = unicodedata.normalize("NFKC", question)
+    numbers = [m.group().replace(",", "") for m in _NUMBER.finditer(text)
+               if not (_ARITHMETIC.search(text[max(0, m.start() - 3):m.start()])
+                       or _ARITHMETIC.search(text[m.end():m.end() + 3]))]
+    numbers = [n for n in numbers if len(n) >= MIN_NUMBER_CHARS]
+    names: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if not word.isalpha():
+            continue
+        if _INNER_CAPITAL.search(word) or (language == "zh" and len(word) >= 2):
+            names.append(word)
+    if language == "en":
+        names += [m.group() for m in _ENGLISH_NAME.finditer(text)]
+    return Anchors(tuple(dict.fromkeys(numbers)), tuple(dict.fromkeys(names)))
+
+
+@lru_cache(maxsize=1024)
+def _number_pattern(number: str) -> re.Pattern[str]:
+    forms = {number}
+    whole, _, fraction = number.partition(".")
+    if fraction and whole.isdigit() and fraction.isdigit():
+        forms.add(f"{whole},{fraction}")  # a German decimal comma
+    if not fraction and len(whole) > 3:
+        grouped = f"{int(whole):,}"
+        forms |= {grouped, grouped.replace(",", "."), grouped.replace(",", " ")}
+    alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<!\d)(?<!\d[.,])(?:{alternatives})(?!\d|[.,]\d)")
+
+
+def holds_number(text: str, number: str) -> bool:
+    """Whether ``text`` states ``number`` (an :func:`anchors` number): "1009" is found as
+    "1009", "1,009", "1.009" or "1 009", "1.5" as "1,5"; not inside "21009" or "1.111"."""
+    return _number_pattern(number).search(unicodedata.normalize("NFKC", text)) is not None
+
+
+MIN_NEAR_MISS = 5  # letters: a shorter name one edit away from a word is another word
+
+
+def near_miss(name: str, words: set[str]) -> bool:
+    """Whether a word of ``words`` (lower case) is one typing slip from ``name``: a letter
+    added, dropped, changed, or two neighbours swapped ("netfilx", "neflix": "netflix")."""
+    name = name.lower()
+    if len(name) < MIN_NEAR_MISS:
+        return False
+    return any(abs(len(word) - len(name)) <= 1 and _one_edit(name, word) for word in words)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if len(a) > len(b):
+        a, b = b, a
+    head = 0
+    while head < len(a) and a[head] == b[head]:
+        head += 1
+    if len(a) < len(b):  # one letter more in b
+        return a[head:] == b[head + 1:]
+    if a[head + 1:] == b[head + 1:]:  # one letter changed
+        return True
+    swapped = head + 1 < len(a) and a[head] == b[head + 1] and a[head + 1] == b[head]
+    return swapped and a[head + 2:] == b[head + 2:]

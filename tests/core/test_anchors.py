@@ -1,0 +1,100 @@
+"""A question's numbers and names, and the gate that refuses when the documents lack them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from desktop_app.core.answer.answering import evidence_is_weak
+from desktop_app.core.library.store import Store
+from desktop_app.core.search.retrieve import Retriever
+from desktop_app.core.text.anchors import Anchors, anchors, holds_number, near_miss
+from tests.core.test_evidence_gate import Found
+from tests.core.test_retrieve import add_document
+
+
+@pytest.mark.parametrize(("question", "language", "expected"), [
+    ("What does HTTP status code 429 Too Many Requests mean?", "en",
+     Anchors(("429",), ("Too", "Many", "Requests"))),
+    ("What top-20 retrieval accuracy does DPR reach on HotpotQA?", "en", Anchors((), ("HotpotQA",))),
+    ("What did the Supreme Court decide in Golan v. Holder?", "en", Anchors((), ("Supreme", "Court", "Golan"))),
+    ("What is the filing deadline for the 2010 Form 1040NR?", "en", Anchors(("2010",), ("Form",))),
+    # A number the question computes with, an acronym, a word of letters and digits: none.
+    ("What is the FY2017 DPO? DPO is 365 * (average payables) / COGS", "en", Anchors()),
+    ("Von wem stammen die Knotenbilder in Abbildung 1.11?", "de", Anchors(("1.11",), ())),
+    # German nouns are capitalised: not names. "[0,1]" is two short numbers, 1,009 one.
+    ("Warum ist das Intervall [0,1] keine Mannigfaltigkeit bei 1,009 Punkten?", "de", Anchors(("1009",), ())),
+    ("新一代 ConTeXt LMTX 怎么安装？", "zh", Anchors((), ("ConTeXt", "LMTX"))),
+    ("ctex 宏包 2.0 版新增的 \\ctexset 命令怎么用？", "zh", Anchors(("2.0",), ("ctex", "ctexset"))),
+    ("How many days does the tenant have to report damage?", "en", Anchors()),
+])
+def test_the_numbers_and_names_of_a_question(question: str, language: str, expected: Anchors) -> None:
+    assert anchors(question, language) == expected
+
+
+def test_a_number_is_found_as_documents_write_it() -> None:
+    assert holds_number("1009 indicates that an endpoint is terminating", "1009")
+    assert holds_number("a message of 1,009 bytes", "1009")
+    assert holds_number("mit 1.009 Einträgen", "1009")
+    assert holds_number("Abbildung 1.11: Knoten", "1.11")
+    assert holds_number("2,5 % der Fläche", "2.5")
+    assert holds_number("GB18030-2005", "2005")
+    assert not holds_number("code 21009 and version 1.1009", "1009")
+    assert not holds_number("Abbildung 1.111", "1.11")
+    assert not holds_number("Abbildung 11.11", "1.11")
+
+
+def test_a_typing_slip_is_not_a_new_name() -> None:
+    words = {"netflix", "tabular", "luatex", "holder"}
+    assert near_miss("Netfilx", words)  # two neighbours swapped
+    assert near_miss("Neflix", words)  # a letter dropped
+    assert near_miss("TABULUAR", words)  # a letter added
+    assert not near_miss("LuaLaTeX", words)
+    assert not near_miss("Golan", {"logan"})
+    assert not near_miss("Hold", {"holder", "hole"})  # too short to guess
+
+
+def test_the_gate_refuses_a_name_or_a_number_the_documents_lack() -> None:
+    close = Found(0.9, 0.95)
+    assert evidence_is_weak(close) is None
+    reason = evidence_is_weak(Found(0.9, 0.95, unmentioned=("HotpotQA",)))
+    assert reason is not None and reason.startswith("The documents never mention \u201cHotpotQA\u201d")
+    reason = evidence_is_weak(Found(0.9, 0.95, unmatched=("2010", "1040")))
+    assert reason is not None and "\u201c2010\u201d or \u201c1040\u201d" in reason
+
+
+CODES = [
+    ["7.4.1. Defined Status Codes. 1000 indicates a normal closure.",
+     "1001 indicates that an endpoint is going away. 1002 indicates a protocol error."],
+    ["1009 indicates that an endpoint is terminating the connection because it has received"
+     " a message that is too big for it to process.",
+     "Status codes 1000 to 1011 are defined here. The close code table lists the codes and the"
+     " status code meaning of each close code in this protocol."],
+]
+
+
+def test_a_page_is_read_from_its_chunk_that_states_the_number(tmp_path: Path) -> None:
+    store = Store(tmp_path / "lib.duckdb")
+    add_document(store, None, "websocket", CODES)
+    retriever = Retriever(store, None)
+    # Page 2's best chunk for these words is the table's summary; its other chunk states 1009.
+    question = "What does close status code 1009 mean in the close code table?"
+    found = retriever.search(question, k=2)
+    page2 = next(p for p in found.passages if p.page == 2)
+    assert "1009 indicates" in page2.text and found.unmatched == ()
+    # A code no page states: the gate refuses and says which.
+    found = retriever.search("What does close status code 1012 mean in the close code table?", k=2)
+    assert found.unmatched == ("1012",)
+    # A name no chunk holds, even inside a word; one that a chunk holds inside a word is there.
+    found = retriever.search("Which close codes does HotpotQA define?", k=2)
+    assert found.unmentioned == ("HotpotQA",)
+    assert retriever.search("Which codes does WebSocket define?", k=2).unmentioned == ()
+    add_document(store, None, "senate", [["37,499.96DISTRICT DIRECTORBAIN, J MATTHEW"]])
+    assert retriever.search("How much was paid to J Matthew Bain as district director?", k=2).unmentioned == ()
+    # Within a scope the name must be in the scope's chunks.
+    scoped = retriever.search("Which close status code did Matthew Bain define?", k=2,
+                              scope=["/library/websocket.pdf"])
+    assert scoped.passages and scoped.unmentioned == ("Matthew", "Bain")
+    assert retriever.search("Which close status code did Matthew Bain define?", k=2).unmentioned == ()
+    store.close()
