@@ -3,7 +3,7 @@
 A question often carries a handle that a passage answering it must repeat: a number (a
 status code "429", a year "2010", a version "2.0", a figure "1.11") or a name ("HotpotQA",
 "LuaLaTeX", "Golan"). When the library never mentions such a name, or none of the passages
-found holds such a number, the documents cannot state the answer, however close the rest
+found states such a number, the documents cannot state the answer, however close the rest
 of the question's words come: "What does HTTP status code 429 mean?" over RFC 2616 (whose
 4xx codes end at 417) finds the status-code page, and the model answers from memory.
 
