@@ -226,6 +226,7 @@ async def _ask(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     sources: dict[str, Any] = {}
     failed = 0
+    refused = False
     try:
         async for event in kb.ask(args.question, style=args.style, max_tokens=args.max_tokens,
                                   scope=args.within):
@@ -243,12 +244,16 @@ async def _ask(args: argparse.Namespace) -> int:
             elif isinstance(event, TokenDelta):
                 print(event.text, end="", flush=True)
             elif isinstance(event, NoBasis):
+                refused = True
                 print(f"\n[no basis] {event.reason}")
             elif isinstance(event, AnswerFinished):
                 print()
                 cited = [cid for cid in event.citations if cid in sources]
                 if cited:
                     print("\nSources:")
+                elif refused and sources:  # the passages the refusal was decided on
+                    print("\nPassages read:")
+                    cited = list(sources)
                 for cid in cited:
                     s = sources[cid]
                     section = f", {s.section}" if s.section else ""

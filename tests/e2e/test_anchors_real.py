@@ -5,7 +5,10 @@ with the closest passages shown; "close code 1009" is answered from the passage 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -57,3 +60,16 @@ def test_a_code_the_rfc_never_defines_has_no_basis_and_one_it_defines_is_read(
         assert reason.startswith("The documents never mention \u201cHotpotQA\u201d"), reason
     finally:
         asyncio.run(kb.close())
+    # `folio ask` lists the passages the refusal was decided on (the library's embedder).
+    env = dict(os.environ, FOLIO_HOME=str(tmp_path / "home"), FOLIO_MODELS_DIR=str(small_model_path.parent))
+    saved = subprocess.run([sys.executable, "-c", "from desktop_app.core import settings as s; "
+                            "s.save(s.Settings(embedder='minilm'))"], env=env, check=False)
+    assert saved.returncode == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "desktop_app", "ask", "What does WebSocket close code 1012 mean?",
+         "--db", str(tmp_path / "lib.duckdb"), "--model", "small"],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "[no basis] No passage found states \u201c1012\u201d" in done.stdout, done.stdout
+    assert "Passages read:\n  [1] RFC 6455 - The WebSocket Protocol" in done.stdout, done.stdout
