@@ -323,7 +323,8 @@ def summarise(row: dict[str, Any], events: list[Any], seconds: float,
     marked = sum(1 for v in factual if any(i in valid for i in v.ids))
     return {
         **row, "seconds": seconds, "no_basis": no_basis,
-        "gated": bool(no_basis and started is not None and not started.sources),
+        # refused before the model read anything (the gate: its sources, if any, were not read)
+        "gated": bool(no_basis and started is not None and not started.prompt_tokens),
         "failed": next((e.error for e in events if isinstance(e, AnswerFailed)), ""),
         "hit": any(on_page(row, s.doc_path, s.page) for s in sources.values()),
         "cited": cited, "hallucinated": list(finished.hallucinated) if finished else [],
