@@ -40,6 +40,8 @@ def test_a_number_is_found_as_documents_write_it() -> None:
     assert holds_number("Abbildung 1.11: Knoten", "1.11")
     assert holds_number("2,5 % der Fläche", "2.5")
     assert holds_number("GB18030-2005", "2005")
+    assert holds_number("二〇一二年四月十六日", "2012") and holds_number("二零一八年", "2018")
+    assert holds_number("２０１８年一季度", "2018")  # full-width digits
     assert not holds_number("code 21009 and version 1.1009", "1009")
     assert not holds_number("Abbildung 1.111", "1.11")
     assert not holds_number("Abbildung 11.11", "1.11")

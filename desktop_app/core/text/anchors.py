@@ -40,6 +40,8 @@ _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 # word of the question, not "I".
 _ENGLISH_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]{2,}\b")
 MIN_NUMBER_CHARS = 3
+_CJK_DIGITS = "〇一二三四五六七八九"
+_CJK_DIGITS_ZERO = "零一二三四五六七八九"
 
 
 @dataclass(frozen=True)
@@ -79,13 +81,16 @@ def _number_pattern(number: str) -> re.Pattern[str]:
     if not fraction and len(whole) > 3:
         grouped = f"{int(whole):,}"
         forms |= {grouped, grouped.replace(",", "."), grouped.replace(",", " ")}
+    if not fraction and len(whole) == 4:  # a year in Chinese digits: 二〇一八, 二零一八
+        forms |= {"".join(digits[int(d)] for d in whole) for digits in (_CJK_DIGITS, _CJK_DIGITS_ZERO)}
     alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
     return re.compile(rf"(?<!\d)(?<!\d[.,])(?:{alternatives})(?!\d|[.,]\d)")
 
 
 def holds_number(text: str, number: str) -> bool:
     """Whether ``text`` states ``number`` (an :func:`anchors` number): "1009" is found as
-    "1009", "1,009", "1.009" or "1 009", "1.5" as "1,5"; not inside "21009" or "1.111"."""
+    "1009", "1,009", "1.009" or "1 009", "1.5" as "1,5", "2018" as "二〇一八"; not inside
+    "21009" or "1.111"."""
     return _number_pattern(number).search(unicodedata.normalize("NFKC", text)) is not None
 
 
