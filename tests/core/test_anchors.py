@@ -23,8 +23,12 @@ from tests.core.test_retrieve import add_document
     # A number the question computes with, an acronym, a word of letters and digits: none.
     ("What is the FY2017 DPO? DPO is 365 * (average payables) / COGS", "en", Anchors()),
     ("Von wem stammen die Knotenbilder in Abbildung 1.11?", "de", Anchors(("1.11",), ())),
-    # German nouns are capitalised: not names. "[0,1]" is two short numbers, 1,009 one.
-    ("Warum ist das Intervall [0,1] keine Mannigfaltigkeit bei 1,009 Punkten?", "de", Anchors(("1009",), ())),
+    # German nouns are capitalised: not names. "[0,1]" is two short numbers.
+    ("Warum ist das Intervall [0,1] im Jahr 2016 keine Mannigfaltigkeit?", "de", Anchors(("2016",), ())),
+    # Amounts are not handles: a unit, a currency, thousands separators, five digits.
+    ("What torque does a 2500 kg vehicle need, and is the $1,200 fee or 15 % of 50000 due?", "en", Anchors()),
+    ("一个 150 公顷的项目在 2018 年要交多少？", "zh", Anchors(("2018",), ())),
+    ("What does section 7.4.1 of RFC 6455 say about code 1012?", "en", Anchors(("7.4.1", "6455", "1012"), ())),
     ("新一代 ConTeXt LMTX 怎么安装？", "zh", Anchors((), ("ConTeXt", "LMTX"))),
     ("ctex 宏包 2.0 版新增的 \\ctexset 命令怎么用？", "zh", Anchors(("2.0",), ("ctex", "ctexset"))),
     ("How many days does the tenant have to report damage?", "en", Anchors()),

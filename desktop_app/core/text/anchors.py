@@ -7,9 +7,12 @@ found states such a number, the documents cannot state the answer, however close
 of the question's words come: "What does HTTP status code 429 mean?" over RFC 2616 (whose
 4xx codes end at 417) finds the status-code page, and the model answers from memory.
 
-- numbers: three characters or more ("429", "2.0", "1,009"), standing alone (not part of
-  "FY2018" or "x432"); shorter ones ("the 12 steps") are often spelled out in the text.
-  A number the question computes with ("365 * (average payables) / COGS") is not looked for.
+- numbers: handles of three to four digits, or dotted ("429", "2010", "2.0", "7.4.1"),
+  standing alone (not part of "FY2018" or "x432"). Shorter ones ("the 12 steps") are often
+  spelled out in the text. Amounts are not handles: a question may give one for the answer
+  to work with, and a table states ranges, not the reader's figure ("a 2500 kg vehicle",
+  "$1,200", "15 %", "an income of 50000": a unit, a currency, thousands separators or five
+  digits and more). Nor is a number the question computes with ("365 * (…) / COGS").
 - names: a word with an inner capital ("HotpotQA", "WebGL", "xeCJK"), any Latin word of a
   Chinese question ("LMTX", "ctex"), and in English a capitalised word inside the sentence
   ("Golan v. Holder"). German capitalises every noun, so a German question's names are its
@@ -40,13 +43,21 @@ _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 # word of the question, not "I".
 _ENGLISH_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]{2,}\b")
 MIN_NUMBER_CHARS = 3
+MAX_HANDLE_DIGITS = 4  # "2010", "1012"; "50000" is an amount
+_CURRENCY_BEFORE = re.compile(r"[$€£¥₹]\s*$|(?:USD|EUR|RMB|CNY)\s*$", re.IGNORECASE)
+_UNIT_AFTER = re.compile(
+    r"^\s*(?:%|‰|percent\b|prozent\b|per\s?cent\b|[kmcµ]?[gmlt]\b|kb\b|mb\b|gb\b|tb\b|kw\b|mw\b|w\b|v\b|"
+    r"hz\b|khz\b|mhz\b|ms\b|s\b|sec|min\b|h\b|hours?\b|days?\b|weeks?\b|months?\b|"
+    r"dollars?\b|euros?\b|eur\b|usd\b|yuan\b|rmb\b|stunden?\b|tage?n?\b|jahre?n?\b|"
+    r"元|万|亿|千|百|米|公里|公顷|平方|立方|千克|公斤|克|吨|升|个|次|天|小时|分钟|秒|岁|人|家|台|件|户|股)",
+    re.IGNORECASE)
 _CJK_DIGITS = "〇一二三四五六七八九"
 _CJK_DIGITS_ZERO = "零一二三四五六七八九"
 
 
 @dataclass(frozen=True)
 class Anchors:
-    numbers: tuple[str, ...] = ()  # without thousands separators: "1009", "2.0"
+    numbers: tuple[str, ...] = ()  # as written: "1009", "2.0", "7.4.1"
     names: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
@@ -56,10 +67,7 @@ class Anchors:
 def anchors(question: str, language: str) -> Anchors:
     """The numbers and names of ``question`` (language "en", "de" or "zh"), in order."""
     text = unicodedata.normalize("NFKC", question)
-    numbers = [m.group().replace(",", "") for m in _NUMBER.finditer(text)
-               if not (_ARITHMETIC.search(text[max(0, m.start() - 3):m.start()])
-                       or _ARITHMETIC.search(text[m.end():m.end() + 3]))]
-    numbers = [n for n in numbers if len(n) >= MIN_NUMBER_CHARS]
+    numbers = [m.group() for m in _NUMBER.finditer(text) if _is_handle(text, m)]
     names: list[str] = []
     for match in _WORD.finditer(text):
         word = match.group()
@@ -70,6 +78,19 @@ def anchors(question: str, language: str) -> Anchors:
     if language == "en":
         names += [m.group() for m in _ENGLISH_NAME.finditer(text)]
     return Anchors(tuple(dict.fromkeys(numbers)), tuple(dict.fromkeys(names)))
+
+
+def _is_handle(text: str, match: re.Match[str]) -> bool:
+    """Whether the number at ``match`` names something (a code, a year, a version), not an
+    amount or an operand."""
+    number, before, after = match.group(), text[max(0, match.start() - 4):match.start()], text[match.end():]
+    if len(number) < MIN_NUMBER_CHARS or "," in number:
+        return False
+    if "." not in number and len(number) > MAX_HANDLE_DIGITS:
+        return False
+    if _ARITHMETIC.search(before[-3:]) or _ARITHMETIC.search(after[:3]):
+        return False
+    return not (_CURRENCY_BEFORE.search(before) or _UNIT_AFTER.match(after[:12]))
 
 
 @lru_cache(maxsize=1024)
