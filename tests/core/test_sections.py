@@ -78,6 +78,19 @@ def test_a_running_head_misread_once_by_ocr_is_still_one() -> None:
     assert {c.section for c in chunk_document(doc)} == {""}
 
 
+def test_the_chapters_a_table_of_contents_lists_head_nothing_after_it() -> None:
+    # Like ConTeXt 学习笔记: the contents list "第 7 章 制作演示文档" last, with no page
+    # numbers, and p. 3's sections were "第7章 制作演示文档 > 1.1 ConTEXt Minimals".
+    contents = "目 录\n第 1 章 让 ConTEXt 工作起来\n第 7 章 制作演示文档\n7.1 不用 ConTEXt 的模板 0."
+    chapter = f"1.1 ConTEXt Minimals\n{body('installing')}"
+    sections = [(c.page, c.section) for c in chunk_document(make_doc(contents, chapter))]
+    assert sections[0] == (1, "目 录") and {s for page, s in sections if page == 2} == {"1.1 ConTEXt Minimals"}
+    # A filing's "Table of Contents" link atop every page is a running head, not a contents page.
+    notes = ["Note 1 Acquisitions", "Note 2 Goodwill", "Note 3 Leases", "Note 4 Debt"]
+    pages = [f"Table of Contents\n{note}\n{body('deals')}" for note in notes]
+    assert {c.section for c in chunk_document(make_doc(*pages))} == set(notes)
+
+
 def test_indented_lines_of_a_plain_text_document_are_not_headings() -> None:
     # An RFC: headings at the margin, text, examples and reference lists indented.
     page = "\n".join([

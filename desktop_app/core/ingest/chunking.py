@@ -45,6 +45,7 @@ from desktop_app.core.ids import chunk_id
 from desktop_app.core.ingest.headings import (
     UNNAMED_CLAUSE,
     Heading,
+    contents_title,
     detect_heading,
     is_separator,
     line_key,
@@ -215,8 +216,12 @@ def chunk_document(
     chunks: list[Chunk] = []
     for page in pages:
         units = _Page(page.text, max_tokens, count, running, plain).units
+        contents = contents_title(page.text, running)
         sections: list[str] = []
         for unit in units:  # the section path in effect after each unit
+            if contents is not None:  # a table of contents: its entries head nothing
+                sections.append(contents)
+                continue
             if unit.heading is not None:
                 while stack and stack[-1].level >= unit.heading.level:
                     stack.pop()

@@ -16,7 +16,7 @@ from desktop_app.core.text.words import CJK_CHAR
 from desktop_app.core.types import PageText
 
 __all__ = [
-    "UNNAMED_CLAUSE", "Heading", "detect_heading", "is_separator", "line_key",
+    "UNNAMED_CLAUSE", "Heading", "contents_title", "detect_heading", "is_separator", "line_key",
     "plain_text_layout", "running_lines",
 ]
 
@@ -234,6 +234,20 @@ def running_lines(pages: list[PageText]) -> frozenset[str]:
         key.endswith(" #") == known.endswith(" #")
         and difflib.SequenceMatcher(None, key, known).ratio() >= _NEAR_RATIO for known in keys)}
     return frozenset(keys | near)
+
+
+# What a table of contents is titled (spaces removed, lower case).
+_CONTENTS_TITLES = frozenset({"目录", "目次", "contents", "tableofcontents", "inhalt", "inhaltsverzeichnis"})
+
+
+def contents_title(text: str, running: frozenset[str]) -> str | None:
+    """The title of a table-of-contents page ("目 录", "Contents", "Inhaltsverzeichnis"):
+    its first line, unless that line runs atop many pages (a filing's "Table of Contents"
+    link on every page). Its entries name chapters that are not in effect after it."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if re.sub(r"\s+", "", first).lower() not in _CONTENTS_TITLES or line_key(first) in running:
+        return None
+    return re.sub(r"\s+", " ", first.strip())
 
 
 def plain_text_layout(pages: list[PageText]) -> bool:

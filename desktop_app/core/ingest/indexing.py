@@ -49,8 +49,9 @@ CALL_MIN, CALL_MAX = 4, 16  # chunks per embedder call (8-16 measured as cheap p
 # (chunking.py) are made by. Bump it when either changes: an index run re-derives them for
 # the unchanged documents of its folder (the title from the first page, in a parse worker;
 # the sections from the stored pages), without parsing or embedding anything again.
-# 1: metadata titles; 2: titles.choose_title, separators and running heads never named.
-INGEST_RULES = 2
+# 1: metadata titles; 2: titles.choose_title, separators and running heads never named;
+# 3: a table of contents page heads nothing after it (headings.contents_title).
+INGEST_RULES = 3
 
 
 def default_workers() -> int:
