@@ -17,7 +17,6 @@ out). FinanceBench and MMLongBench-Doc questions come from bench/trust.py (``fb`
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,13 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gate  # noqa: E402
 import trust  # noqa: E402
+from retrieval import half  # noqa: E402
 
 from desktop_app.core.settings import Settings  # noqa: E402
-
-
-def half(qid: str) -> str:
-    match = re.search(r"(\d+)$", qid)
-    return "tune" if match and int(match.group(1)) % 2 else "held"
 
 
 def questions(which: str) -> list[tuple[str, str, str]]:

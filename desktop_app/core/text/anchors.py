@@ -60,9 +60,6 @@ class Anchors:
     numbers: tuple[str, ...] = ()  # as written: "1009", "2.0", "7.4.1"
     names: tuple[str, ...] = ()
 
-    def __bool__(self) -> bool:
-        return bool(self.numbers or self.names)
-
 
 def anchors(question: str, language: str) -> Anchors:
     """The numbers and names of ``question`` (language "en", "de" or "zh"), in order."""
