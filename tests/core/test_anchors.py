@@ -32,6 +32,10 @@ from tests.core.test_retrieve import add_document
     ("新一代 ConTeXt LMTX 怎么安装？", "zh", Anchors((), ("ConTeXt", "LMTX"))),
     ("ctex 宏包 2.0 版新增的 \\ctexset 命令怎么用？", "zh", Anchors(("2.0",), ("ctex", "ctexset"))),
     ("How many days does the tenant have to report damage?", "en", Anchors()),
+    # A version after a slash is part of its name; "3/4" and "and/or" are not versions.
+    ("在 HTTP/2 上用扩展 CONNECT 方法建立 WebSocket 时要设置哪个参数？", "zh",
+     Anchors((), ("HTTP", "CONNECT", "WebSocket", "HTTP/2"))),
+    ("Welchen Statuscode definiert HTTP/1.1 für 3/4 und/oder mehr Anfragen?", "de", Anchors((), ("HTTP/1.1",))),
 ])
 def test_the_numbers_and_names_of_a_question(question: str, language: str, expected: Anchors) -> None:
     assert anchors(question, language) == expected
@@ -103,4 +107,8 @@ def test_a_page_is_read_from_its_chunk_that_states_the_number(tmp_path: Path) ->
                               scope=["/library/websocket.pdf"])
     assert scoped.passages and scoped.unmentioned == ("Matthew", "Bain")
     assert retriever.search("Which close status code did Matthew Bain define?", k=2).unmentioned == ()
+    # "HTTP" and "2" are both in the library, "HTTP/2" is not; "HTTP/1.1" is.
+    add_document(store, None, "http", [["HTTP/1.1 clients keep at most 2 connections to a server."]])
+    assert retriever.search("How many connections may an HTTP/2 client keep?", k=2).unmentioned == ("HTTP/2",)
+    assert retriever.search("How many connections may an HTTP/1.1 client keep?", k=2).unmentioned == ()
     store.close()

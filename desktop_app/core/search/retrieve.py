@@ -37,7 +37,7 @@ import logging
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -135,6 +135,10 @@ class VectorIndex:
     def __len__(self) -> int:
         self.refresh()
         return int(self._matrix.shape[0])
+
+
+def _one_term_held(terms: Sequence[str], present: Collection[str]) -> bool:
+    return len(set(terms)) == 1 and terms[0] in present
 
 
 def _top(keys: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -356,10 +360,11 @@ class Retriever:
                      passages: Sequence[Passage]) -> tuple[str, ...]:
         """The ``names`` no chunk (within the scope) mentions, even inside a longer word
         ("DIRECTORBAIN" mentions "Bain"), and no word of the passages is a typing slip
-        away from. A name whose terms the postings hold is mentioned when the search is not
-        scoped; the others are looked for in the chunks' text."""
-        doubtful = [name for name in names
-                    if within is not None or not set(termlib.tokenize(name)) <= lexical.present]
+        away from. A one-term name the postings hold is mentioned when the search is not
+        scoped; the others ("HTTP/2": "http" and "2" are everywhere) are looked for in the
+        chunks' text."""
+        doubtful = [name for name in names if within is not None
+                    or not _one_term_held(termlib.tokenize(name), lexical.present)]
         if not doubtful:
             return ()
         found = self.store.mentioned([name.lower() for name in doubtful],

@@ -19,6 +19,8 @@ of the question's words come: "What does HTTP status code 429 mean?" over RFC 26
   inner-capital words. Acronyms of a Latin-script question are left out ("COGS" is "cost of
   sales" in the filing, "YYYY-MM-DD" a format), and so are words mixing letters and digits
   ("FY2018", "1040NR"): documents write them in pieces ("fiscal 2018").
+- versions: a name and its version after a slash ("HTTP/2", "HTTP/1.1"), as one name: a
+  library of HTTP/1.1 RFCs mentions "HTTP" and "2" but never "HTTP/2".
 - A name one typing slip away from a word of the passages is taken as that word
   (:func:`near_miss`): "Netfilx" asks about Netflix.
 
@@ -39,6 +41,9 @@ _NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)
 _ARITHMETIC = re.compile(r"[*×÷/+=]\s*$|^\s*[*×÷/+=]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
+# A protocol or format with its version after a slash: "HTTP/2", "HTTP/1.1". Its digits are
+# too short for a number handle, and its name alone ("HTTP") is in every RFC.
+_VERSIONED = re.compile(r"(?<![\w/])[A-Za-z][A-Za-z0-9]*/\d+(?:\.\d+)*(?![\w/]|\.\d)")
 # A capitalised English word after a lower-case word, a comma or a number: not the first
 # word of the question, not "I".
 _ENGLISH_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]{2,}\b")
@@ -74,6 +79,7 @@ def anchors(question: str, language: str) -> Anchors:
             names.append(word)
     if language == "en":
         names += [m.group() for m in _ENGLISH_NAME.finditer(text)]
+    names += [m.group() for m in _VERSIONED.finditer(text)]
     return Anchors(tuple(dict.fromkeys(numbers)), tuple(dict.fromkeys(names)))
 
 
