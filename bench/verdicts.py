@@ -10,7 +10,10 @@ for a sentence of a real answer of that model (``folio ask`` over ../shared/corp
 ../shared/qa; the passage is the one it cites, or for an uncited sentence the source Folio
 matched it to), ``edited`` for a real answer sentence changed by hand the way answers go
 wrong (a number or unit, SHOULD vs SHOULD NOT, 不得 vs 应, MUST vs MAY, client vs proxy, a
-condition stated as a fact, a paraphrase), and ``issue`` for the sentences of issue 14.
+condition stated as a fact, a paraphrase), ``issue`` for the sentences of issue 14, and
+``crosslingual`` for Chinese and German sentences, true and false, written in session 10 on
+English passages of ../shared/corpus (a reader asks in their language about an English
+document; ``--origin crosslingual`` prints them alone).
 
 Split: a pair is ``tuning`` when the last byte of the sha256 of its ``question_id`` is
 even, ``held-out`` when odd (all pairs of one question fall on one side); the issue's own
@@ -160,7 +163,7 @@ def _pct(part: int, whole: int) -> str:
 
 
 def rules(args: argparse.Namespace) -> None:
-    rows = load(args.pairs)
+    rows = [r for r in load(args.pairs) if not args.origin or r["origin"] == args.origin]
     answers: dict[str, str] = {}
     p_yes: dict[str, float] | None = None
     for path in args.judged:
@@ -189,7 +192,8 @@ def judge_run(args: argparse.Namespace) -> None:
     from desktop_app.core.models import catalog as models
     from desktop_app.core.models.generate import LlamaGenerator
 
-    rows = [r for r in load(args.pairs) if args.split == "all" or half(r["question_id"]) == args.split]
+    rows = [r for r in load(args.pairs) if (args.split == "all" or half(r["question_id"]) == args.split)
+            and (not args.origin or r["origin"] == args.origin)]
     # the pairs the rules are unsure of (the ones Folio asks the judge about) first
     rows.sort(key=lambda r: not _unsure(r, rule_verdict(r)))
     if args.only_asked:  # the ones Folio asks about (amber, and green for a veto)
@@ -242,6 +246,7 @@ def main() -> None:
     p.add_argument("--pairs", type=Path, default=PAIRS)
     p.add_argument("--judged", action="append", default=[], help="a judge --cache file")
     p.add_argument("--show-wrong", action="store_true")
+    p.add_argument("--origin", default="", help="only the pairs of this origin (e.g. crosslingual)")
     p.add_argument("--set", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                    help="try another judge threshold, e.g. --set GREEN_P 0.9")
     p = sub.add_parser("judge", help="ask the local model about each pair")
@@ -250,6 +255,7 @@ def main() -> None:
     p.add_argument("--split", default="held-out", choices=("tuning", "held-out", "all"))
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--origin", default="", help="only the pairs of this origin (e.g. crosslingual)")
     p.add_argument("--only-asked", action="store_true",
                    help="only the pairs the rules are unsure of or call supported")
     p.add_argument("--cache", required=True, help="JSON file of answers; resumes from it")

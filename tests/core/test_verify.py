@@ -757,3 +757,26 @@ def test_a_number_that_names_a_thing_is_not_a_count_of_another() -> None:
     assert score_claim(sentence, passage).verdict in (Verdict.SUPPORTED, Verdict.PARTIAL)
     counted = score_claim("The corpus has 21,015,324 questions.", "The corpus has 21,015,324 passages in total.")
     assert counted.verdict is Verdict.UNSUPPORTED and "another thing" in counted.reason
+
+
+CONTROL_FRAMES = ("Control frames can be interjected in the middle of a fragmented message. All control"
+                  " frames MUST have a payload length of 125 bytes or less and MUST NOT be fragmented.")
+
+
+@pytest.mark.parametrize("claim", [
+    "所有控制帧的负载长度必须不超过 125 字节，并且不得分片。",
+    "Alle Kontrollframes dürfen höchstens 125 Bytes Nutzlast haben und dürfen nicht fragmentiert werden.",
+    "控制帧不能插在分片消息的中间。",  # false, but no word of it can be matched: the judge decides
+])
+def test_a_sentence_in_another_language_than_its_passage_is_left_to_the_judge(claim: str) -> None:
+    """Words cannot be matched across languages: amber (the judge weighs it), not red."""
+    result = score_claim(claim, CONTROL_FRAMES)
+    assert result.verdict is Verdict.PARTIAL
+    assert "another language" in result.reason
+
+
+def test_across_languages_a_number_the_passage_lacks_is_still_unsupported() -> None:
+    result = score_claim("控制帧的负载最多可以有 256 字节。", CONTROL_FRAMES)
+    assert result.verdict is Verdict.UNSUPPORTED and "256" in result.reason
+    # in the passage's own language an unrelated sentence stays unsupported
+    assert score_claim("Ping frames carry the time of day.", CONTROL_FRAMES).verdict is Verdict.UNSUPPORTED
