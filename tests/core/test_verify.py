@@ -780,3 +780,18 @@ def test_across_languages_a_number_the_passage_lacks_is_still_unsupported() -> N
     assert result.verdict is Verdict.UNSUPPORTED and "256" in result.reason
     # in the passage's own language an unrelated sentence stays unsupported
     assert score_claim("Ping frames carry the time of day.", CONTROL_FRAMES).verdict is Verdict.UNSUPPORTED
+
+
+@pytest.mark.parametrize(("claim", "passage"), [
+    ("FAA 必须在 2020 年 9 月 21 日之前收到意见。", "The FAA must receive comments on this AD action by September 21, 2020."),
+    ("DMCA 于 1998 年 10 月 28 日签署成为法律。", "The DMCA was signed into law by President Clinton on Oct. 28, 1998."),
+    ("Die Frist endet am 21. September 2020.", "Comments are due by September 21, 2020."),
+])
+def test_a_month_named_beside_a_day_or_year_states_its_number(claim: str, passage: str) -> None:
+    assert score_claim(claim, passage).verdict is not Verdict.UNSUPPORTED
+
+
+def test_a_month_the_passage_does_not_name_is_a_missing_number() -> None:
+    result = score_claim("FAA 必须在 2020 年 10 月 21 日之前收到意见。",
+                         "The FAA must receive comments on this AD action by September 21, 2020.")
+    assert result.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)

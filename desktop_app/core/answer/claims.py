@@ -167,7 +167,24 @@ class Number:
     unit: str | None
 
 
+# A month named beside a day or a year is a number: "September 21, 2020", "21. September",
+# "Oct. 28" state the 9 and the 10 that "2020 年 9 月 21 日" and "10 月 28 日" state.
+_MONTHS = {name: number for number, names in enumerate((
+    "January Jan Januar Jänner", "February Feb Februar", "March Mar März", "April Apr",
+    "May Mai", "June Jun Juni", "July Jul Juli", "August Aug", "September Sep Sept",
+    "October Oct Oktober Okt", "November Nov", "December Dec Dezember Dez"), 1)
+    for name in names.split()}
+_MONTH_NAME = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_RE = re.compile(rf"(?<![\w.])({_MONTH_NAME})\.?(?=\s+\d{{1,4}}\b)|(?<=\d[.\s])\s?({_MONTH_NAME})\b")
+
+
 def numbers_in(text: str) -> list[Number]:
+    months = [Number(m.group(1) or m.group(2), frozenset([str(_MONTHS[m.group(1) or m.group(2)])]), "month")
+              for m in _MONTH_RE.finditer(unicodedata.normalize("NFKC", text))]
+    return _numbers(text) + months
+
+
+def _numbers(text: str) -> list[Number]:
     text = strip_markers(unicodedata.normalize("NFKC", text).lower(), " ")
     text = re.sub(r"百分之([\d.]+|[零一二两三四五六七八九十点]+)", r"\1%", text)
     found: list[Number] = []
