@@ -795,3 +795,19 @@ def test_a_month_the_passage_does_not_name_is_a_missing_number() -> None:
     result = score_claim("FAA 必须在 2020 年 10 月 21 日之前收到意见。",
                          "The FAA must receive comments on this AD action by September 21, 2020.")
     assert result.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)
+
+
+def test_a_question_the_passage_asks_contradicts_nothing() -> None:
+    """An FAQ's question heading is not a statement: the claim is weighed against the answer."""
+    faq = ("9.1 当处理完一个 asy 文件后如何禁止对 PS 查看器的自动调用？ 事实上默认是不自动调用的，除非你恰好是在用"
+           "微软 Windows。Windows 用户可以通过命令行选项 -noV 来禁止它，或者把如下代码放入 config.asy 文件中。")
+    result = score_claim("在 Windows 下处理完 asy 文件后，可以用命令行选项 -noV 禁止自动调用 PS 查看器 [1]。", faq)
+    assert result.verdict is not Verdict.CONTRADICTED, result.reason
+
+
+def test_square_metres_written_either_way_are_one_unit() -> None:
+    passage = '神鹰集团将"朗臻·幸福家园"小区的 14 间商铺 (共计建筑面积3,805.07 平米) 抵押给菲达环保作为反担保。'
+    result = score_claim("神鹰集团拿朗臻·幸福家园小区的 14 间商铺做反担保，面积 3,805.07 平方米 [1]。", passage)
+    assert result.verdict is not Verdict.UNSUPPORTED, result.reason
+    wrong = score_claim("神鹰集团拿朗臻·幸福家园小区的 14 间商铺做反担保，面积 3,805.07 公顷 [1]。", passage)
+    assert wrong.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)

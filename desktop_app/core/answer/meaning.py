@@ -247,6 +247,10 @@ def _clauses(sentences: Sequence[str]) -> list[_Clause]:
     return out
 
 
+def _asks(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？"))
+
+
 def _values(numbers: Sequence[Number]) -> set[str]:
     return {v for n in numbers for v in n.values}
 
@@ -259,8 +263,9 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
     claim_units = dict(units(claim))
     if not claim_units or not sentences:
         return None
-    sentences = [_joined(s) for s in sentences]
-    all_sentences = [_joined(s) for s in all_sentences]
+    # A question the passage asks (an FAQ's "如何禁止对 PS 查看器的自动调用？") states nothing.
+    sentences = [_joined(s) for s in sentences if not _asks(s)]
+    all_sentences = [_joined(s) for s in all_sentences if not _asks(s)]
     claim_numbers = numbers_in(claim)
     claim_values = _values(claim_numbers)
     words = {u: w for u, w in claim_units.items() if not u.startswith("#")}
