@@ -809,5 +809,26 @@ def test_square_metres_written_either_way_are_one_unit() -> None:
     passage = '神鹰集团将"朗臻·幸福家园"小区的 14 间商铺 (共计建筑面积3,805.07 平米) 抵押给菲达环保作为反担保。'
     result = score_claim("神鹰集团拿朗臻·幸福家园小区的 14 间商铺做反担保，面积 3,805.07 平方米 [1]。", passage)
     assert result.verdict is not Verdict.UNSUPPORTED, result.reason
-    wrong = score_claim("神鹰集团拿朗臻·幸福家园小区的 14 间商铺做反担保，面积 3,805.07 公顷 [1]。", passage)
+    wrong = score_claim("神鹰集团拿朗臻·幸福家园小区的 14 间商铺做反担保，面积 3,805.07 公里 [1]。", passage)
     assert wrong.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)
+
+
+def test_a_passage_of_formulas_is_not_another_language() -> None:
+    """A German sentence citing a passage of formulas that names no language of its own is
+    matched by its words, and an unrelated one stays unsupported, not amber 'across languages'."""
+    formulas = "f(x) = x^2 + 3x, g(x) = sin(x) / x, f'(x) = 2x + 3, g'(0) = 0, lim x -> 0 g(x) = 1"
+    result = score_claim("Die Kurve beschreibt den Umsatz der Firma im dritten Quartal.", formulas)
+    assert result.verdict is Verdict.UNSUPPORTED
+    assert "another language" not in result.reason
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("所有控制帧的负载长度必须不超过 125 字节。", "zh"),
+    (CONTROL_FRAMES, "en"),
+    ("Die Frist endet mit dem Ablauf des Tages, an dem die Erklärung bei der Behörde eingeht.", "de"),
+    ("f(x) = x^2 + 3x, g(x) = sin(x)", None),
+    ("Berlin, Paris, London, Rom", None),
+])
+def test_the_language_of_a_passage_is_told_only_when_its_words_say_it(text: str, language: str | None) -> None:
+    from desktop_app.core.text.words import text_language
+    assert text_language(text) == language

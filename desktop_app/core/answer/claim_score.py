@@ -33,7 +33,7 @@ from desktop_app.core.answer.mismatch import (
     other_number,
     paired_otherwise,
 )
-from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, question_language
+from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, question_language, text_language
 from desktop_app.core.types import Span, Verdict
 
 __all__ = ["PARTIAL_MIN", "SUPPORTED_MIN", "ClaimScore", "Embed", "score_claim"]
@@ -196,7 +196,7 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
         reason += f"; the passage ticks the box the claim states: {ticked[1]}"
         return ClaimScore(verdict, min(max(score, 0.0), 1.0), support, reason, coverage, cosine,
                           quote=ticked[1])
-    if verdict is Verdict.UNSUPPORTED and question_language(claim) != question_language(passage):
+    if verdict is Verdict.UNSUPPORTED and _other_language(claim, passage):
         # A Chinese or German sentence citing an English passage shares no words with it
         # ("签署" / "signed"), so its coverage says nothing; its numbers agreed above. Amber,
         # and the judge (judge.py) weighs it: on 28 hand-written pairs over corpus passages
@@ -205,6 +205,13 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
         reason += "; the passage is in another language, so its words cannot be matched"
         return ClaimScore(Verdict.PARTIAL, PARTIAL_MIN, support, reason, coverage, cosine)
     return ClaimScore(verdict, min(max(score, 0.0), 1.0), support, reason, coverage, cosine)
+
+
+def _other_language(claim: str, passage: str) -> bool:
+    """Whether the claim and its passage are plainly in two languages (a German passage of
+    formulas may not say it is German: then they are not)."""
+    written = text_language(passage)
+    return written is not None and written != question_language(claim)
 
 
 def _repeats(claim: str) -> bool:

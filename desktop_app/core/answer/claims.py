@@ -87,7 +87,6 @@ _UNIT_WORDS = {
     "m": "m meter meters metre metres 米",
     "km": "km 公里 千米",
     "m2": "m2 sqm 平方米 平米",
-    "hectare": "ha hectare hectares 公顷",
     "kg": "kg 千克 公斤",
     "g": "g gram grams 克",
     "t": "t ton tons tonne tonnes 吨",

@@ -200,6 +200,23 @@ _ENGLISH_WORDS = frozenset(
 _LATIN_WORD = re.compile(r"[A-Za-zÄÖÜäöüß]+")
 
 
+def text_language(text: str) -> str | None:
+    """The language a passage is written in, when its words say so plainly: "zh" for
+    mostly CJK text, "de" or "en" when its German function words outnumber its English
+    ones (or the reverse) by two to one, at least three of them; None for what they do
+    not tell apart (a formula, a table, a list of names)."""
+    if is_cjk_query(text):
+        return "zh"
+    found = [w.lower() for w in _LATIN_WORD.findall(text) if len(w) > 1]
+    german = sum(w in _GERMAN_WORDS for w in found)
+    english = sum(w in _ENGLISH_WORDS for w in found)
+    if german >= 3 and german >= 2 * english:
+        return "de"
+    if english >= 3 and english >= 2 * german:
+        return "en"
+    return None
+
+
 def is_german(text: str) -> bool:
     """Whether a Latin-script question reads as German: more German function words than
     English ones (at least two), or one with an umlaut or ß in the text."""
