@@ -49,6 +49,7 @@ from desktop_app.core.library.store import Store
 from desktop_app.core.search.glossary import Glossary, load_builtin
 from desktop_app.core.text import anchors as anchorlib
 from desktop_app.core.text import words as termlib
+from desktop_app.core.text.listing import reads_as_listing
 from desktop_app.core.types import Passage, Retrieval
 
 logger = logging.getLogger(__name__)
@@ -332,7 +333,10 @@ class Retriever:
         scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
         order = sorted(candidates, key=lambda key: (-scores[key], key))
         marks = anchorlib.anchors(query, language)
-        held = self._numbers_held(order, marks.numbers) if marks.numbers else None
+        texts = self.store.chunk_texts(order[:CANDIDATES * 2])
+        # An index or contents page holds the question's words and no answer: after the rest.
+        order = sorted(order, key=lambda key: reads_as_listing(texts.get(key, "")))
+        held = self._numbers_held(texts, marks.numbers) if marks.numbers else None
         chosen = _one_per_page(order, places, k, held)
         by_key = self.store.passages(chosen, scope)
         passages = [replace(by_key[key], score=scores[key]) for key in chosen if key in by_key]
@@ -351,9 +355,9 @@ class Retriever:
                          language=language, unmatched=unmatched,
                          unmentioned=self._unmentioned(marks.names, lexical, within, passages))
 
-    def _numbers_held(self, order: Sequence[int], numbers: Sequence[str]) -> dict[int, int]:
+    @staticmethod
+    def _numbers_held(texts: dict[int, str], numbers: Sequence[str]) -> dict[int, int]:
         """How many of the question's ``numbers`` each of the first candidates states."""
-        texts = self.store.chunk_texts(order[:CANDIDATES * 2])
         return {key: sum(anchorlib.holds_number(text, n) for n in numbers) for key, text in texts.items()}
 
     def _unmentioned(self, names: Sequence[str], lexical: _Lexical, within: np.ndarray | None,
