@@ -98,3 +98,31 @@ def test_an_index_page_fills_a_source_only_after_the_pages_that_state_things(tmp
     assert [p.page for p in retriever.search(question, k=3).passages][-1] == 3
     assert sorted(p.page for p in retriever.search(question, k=2).passages) == [1, 2]
     store.close()
+
+
+@pytest.mark.parametrize(("question", "asks"), [
+    ("How many chapters are in this report?", True),
+    ("What are the last 4 chapters listed in the table of contents?", True),
+    ("Was steht im Stichwortverzeichnis unter Eulerzahl?", True),
+    ("《LaTeX Notes》第九章介绍了哪些定制方法？", True),
+    ("Was ist die Euler-Charakteristik einer geschlossenen Fläche?", False),
+    ("Which opcode denotes a ping frame?", False),
+    ("WebSocket 控制帧的负载最多可以有多少字节？", False),
+])
+def test_a_question_about_the_documents_parts_keeps_their_listings(question: str, asks: bool) -> None:
+    from desktop_app.core.text.listing import asks_for_listing
+    assert asks_for_listing(question) is asks
+
+
+def test_a_contents_page_is_found_when_the_question_asks_for_it(tmp_path: Path) -> None:
+    store = Store(tmp_path / "lib.duckdb")
+    add_document(store, None, "rfc", [
+        [RFC_CONTENTS],
+        ["1.1 Purpose. The Hypertext Transfer Protocol is an application-level protocol with the "
+         "lightness and speed necessary for distributed information systems: its introduction."],
+    ])
+    retriever = Retriever(store, None)
+    words = "Purpose, Requirements, Terminology, Overall Operation, Augmented BNF"
+    assert [p.page for p in retriever.search(f"Which {words} sections are in the contents?", k=1).passages] == [1]
+    assert [p.page for p in retriever.search(f"What about {words}?", k=1).passages] == [2]
+    store.close()

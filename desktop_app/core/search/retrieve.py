@@ -49,7 +49,7 @@ from desktop_app.core.library.store import Store
 from desktop_app.core.search.glossary import Glossary, load_builtin
 from desktop_app.core.text import anchors as anchorlib
 from desktop_app.core.text import words as termlib
-from desktop_app.core.text.listing import reads_as_listing
+from desktop_app.core.text.listing import asks_for_listing, reads_as_listing
 from desktop_app.core.types import Passage, Retrieval
 
 logger = logging.getLogger(__name__)
@@ -333,9 +333,9 @@ class Retriever:
         scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
         order = sorted(candidates, key=lambda key: (-scores[key], key))
         marks = anchorlib.anchors(query, language)
-        texts = self.store.chunk_texts(order[:CANDIDATES * 2])
-        # An index or contents page holds the question's words and no answer: after the rest.
-        order = sorted(order, key=lambda key: reads_as_listing(texts.get(key, "")))
+        texts = self.store.chunk_texts(order[:CANDIDATES * 2 if marks.numbers else CANDIDATES])
+        if not asks_for_listing(query):  # an index or contents page holds the words, no answer
+            order = sorted(order, key=lambda key: reads_as_listing(texts.get(key, "")))
         held = self._numbers_held(texts, marks.numbers) if marks.numbers else None
         chosen = _one_per_page(order, places, k, held)
         by_key = self.store.passages(chosen, scope)
