@@ -8,7 +8,7 @@ import pytest
 
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
-from desktop_app.core.text.listing import reads_as_listing
+from desktop_app.core.text.listing import asks_for_listing, reads_as_listing
 from tests.core.test_retrieve import add_document
 
 # Lines as pypdf reads them from ../shared/corpus (GeoTopo p. 115, Free Culture p. 342,
@@ -110,7 +110,6 @@ def test_an_index_page_fills_a_source_only_after_the_pages_that_state_things(tmp
     ("WebSocket 控制帧的负载最多可以有多少字节？", False),
 ])
 def test_a_question_about_the_documents_parts_keeps_their_listings(question: str, asks: bool) -> None:
-    from desktop_app.core.text.listing import asks_for_listing
     assert asks_for_listing(question) is asks
 
 

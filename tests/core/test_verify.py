@@ -28,6 +28,7 @@ from desktop_app.core.answer.verify import (
     split_sentences,
     verify_answer,
 )
+from desktop_app.core.text.words import text_language
 from desktop_app.core.types import ClaimVerdict, Verdict
 
 # ----------------------------------------------------------------- calibration pairs
@@ -830,5 +831,4 @@ def test_a_passage_of_formulas_is_not_another_language() -> None:
     ("Berlin, Paris, London, Rom", None),
 ])
 def test_the_language_of_a_passage_is_told_only_when_its_words_say_it(text: str, language: str | None) -> None:
-    from desktop_app.core.text.words import text_language
     assert text_language(text) == language

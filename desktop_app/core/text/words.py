@@ -200,6 +200,13 @@ _ENGLISH_WORDS = frozenset(
 _LATIN_WORD = re.compile(r"[A-Za-zÄÖÜäöüß]+")
 
 
+def _function_words(text: str) -> tuple[list[str], int, int]:
+    """The Latin words of ``text`` (lower case, two letters or more: not "A" of "A5"), and
+    how many of them are German and English function words."""
+    found = [w.lower() for w in _LATIN_WORD.findall(text) if len(w) > 1]
+    return found, sum(w in _GERMAN_WORDS for w in found), sum(w in _ENGLISH_WORDS for w in found)
+
+
 def text_language(text: str) -> str | None:
     """The language a passage is written in, when its words say so plainly: "zh" for
     mostly CJK text, "de" or "en" when its German function words outnumber its English
@@ -207,9 +214,7 @@ def text_language(text: str) -> str | None:
     not tell apart (a formula, a table, a list of names)."""
     if is_cjk_query(text):
         return "zh"
-    found = [w.lower() for w in _LATIN_WORD.findall(text) if len(w) > 1]
-    german = sum(w in _GERMAN_WORDS for w in found)
-    english = sum(w in _ENGLISH_WORDS for w in found)
+    _, german, english = _function_words(text)
     if german >= 3 and german >= 2 * english:
         return "de"
     if english >= 3 and english >= 2 * german:
@@ -220,9 +225,7 @@ def text_language(text: str) -> str | None:
 def is_german(text: str) -> bool:
     """Whether a Latin-script question reads as German: more German function words than
     English ones (at least two), or one with an umlaut or ß in the text."""
-    found = [w.lower() for w in _LATIN_WORD.findall(text) if len(w) > 1]  # not "A" of "A5"
-    german = sum(w in _GERMAN_WORDS for w in found)
-    english = sum(w in _ENGLISH_WORDS for w in found)
+    found, german, english = _function_words(text)
     if german > english and german >= 2:
         return True
     if german >= 1 and german >= english and any(c in text for c in "ÄÖÜäöüß"):
