@@ -43,9 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from desktop_app.core.answer import prompts  # noqa: E402
 from desktop_app.core.answer.citations import SourceMap, citation_grammar, find_markers  # noqa: E402
-from desktop_app.core.answer.verify import split_sentences  # noqa: E402
 from desktop_app.core.text import words as terms  # noqa: E402
 from desktop_app.core.types import Passage  # noqa: E402
+from desktop_app.core.verdicts.verify import split_sentences  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 FINANCEBENCH = SHARED / "qa" / "financebench"

@@ -63,6 +63,7 @@ from desktop_app.core.types import (  # noqa: E402
     Verdict,
     all_unsupported,
 )
+from desktop_app.core.verdicts import Verifier  # noqa: E402
 
 OFFTOPIC = Path(__file__).resolve().parent / "data" / "offtopic.json"
 HALVES = ("tune", "held")
@@ -284,7 +285,7 @@ def answers(args: argparse.Namespace) -> None:
         events: list[Any] = []
         started = time.perf_counter()
         answering.answer(row["question"], retriever=retriever, store=None, generator_factory=lambda: generator,
-                         settings=settings, emit=events.append, should_cancel=lambda: False)
+                         settings=settings, emit=events.append, should_cancel=lambda: False, verifier=Verifier())
         results.append(summarise(row, events, time.perf_counter() - started, page_text))
         r = results[-1]
         r["decline_p"] = round(math.exp(measured.pop("logprob")), 4) if "logprob" in measured else None

@@ -66,6 +66,7 @@ from desktop_app.core.types import (  # noqa: E402
     ClaimVerdict,
     NoBasis,
 )
+from desktop_app.core.verdicts import Verifier  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 QA = SHARED / "qa"
@@ -304,7 +305,7 @@ def answers(args: argparse.Namespace) -> None:
         started = time.perf_counter()
         answering.answer(case.question, retriever=retriever, store=store if args.judge else None,
                          generator_factory=lambda: generator, settings=settings, emit=events.append,
-                         should_cancel=lambda: False)
+                         should_cancel=lambda: False, verifier=Verifier())
         results.append(summarise(case, events, time.perf_counter() - started))
         r = results[-1]
         print(f"{case.category:8} {case.qid:24} {r['seconds']:5.1f}s no_basis={int(r['no_basis'])}"

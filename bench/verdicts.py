@@ -28,7 +28,7 @@ the held-out half is the one quoted.
     .venv/bin/python bench/verdicts.py rules --judged /tmp/judge_default.json
         # rules, then the judge on the sentences Folio asks it about (amber and green ones)
     .venv/bin/python bench/verdicts.py rules --judged /tmp/judge_default.json --set GREEN_P 0.95
-        # the same with another threshold of core/answer/judge.py (choose on tuning only)
+        # the same with another threshold of core/verdicts/judge.py (choose on tuning only)
 
 ``judge`` asks every pair of the split (cached by pair id; ``--only-asked`` for the ones
 Folio would ask about) and keeps the model's P(yes) among yes/partial/no (teacher-forced,
@@ -58,9 +58,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from desktop_app.core.answer import judge as judging  # noqa: E402
-from desktop_app.core.answer.verify import score_claim  # noqa: E402
 from desktop_app.core.types import ClaimVerdict  # noqa: E402
+from desktop_app.core.verdicts import judge as judging  # noqa: E402
+from desktop_app.core.verdicts.verify import score_claim  # noqa: E402
 
 PAIRS = Path(__file__).resolve().parent / "data" / "verdict_pairs.jsonl"
 LABELS = ("supported", "partial", "unsupported", "contradicted")

@@ -8,10 +8,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from desktop_app.core.answer.judge import QUESTION as JUDGE_QUESTION
 from desktop_app.core.errors import Cancelled
 from desktop_app.core.text import words as termlib
 from desktop_app.core.types import Steering
+from desktop_app.core.verdicts.judge import QUESTION as JUDGE_QUESTION
 
 
 class FakeEmbedder:

@@ -1,18 +1,18 @@
 """The interfaces between the pipeline's stages, as Protocols. Qt-free.
 
 Callers are annotated with these, never with a backend class: the answer stage asks a
-``Retriever`` and a ``Generator``, the indexer an ``Embedder``; each has one real backend
-(core/search/retrieve.py, core/models/worker.py and generate.py, core/models/embed.py,
-core/answer/verify.py) and fakes in the tests. Adding a reranker, an HTTP model server
-or another verifier means writing one more class that satisfies its Protocol.
+``Retriever``, a ``Generator`` and a ``Verifier``, the indexer an ``Embedder``; each has one
+real backend (core/search/retrieve.py, core/models/worker.py and generate.py,
+core/models/embed.py, core/verdicts/) and fakes in the tests. Adding a reranker, an HTTP
+model server or another verifier means writing one more class that satisfies its Protocol.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from desktop_app.core.types import Citations, ClaimVerdict, Retrieval, Steering
+from desktop_app.core.types import Citations, ClaimVerdict, Passage, Retrieval, Steering
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,10 +73,39 @@ class Retriever(Protocol):
     def search(self, query: str, k: int, scope: Sequence[str] = ()) -> Retrieval: ...
 
 
-class Verifier(Protocol):
+class VerdictStream(Protocol):
     """Checks the sentences of a growing answer against the passages they cite; each
     sentence's verdict is returned once, when the sentence is complete."""
 
     def feed(self, text: str, citations: Citations) -> list[ClaimVerdict]: ...
 
     def finish(self, text: str | None = None, citations: Citations | None = None) -> list[ClaimVerdict]: ...
+
+
+class JudgeCache(Protocol):
+    """The judge's answers by (sentence sha, chunk id); ``Store`` keeps them in DuckDB."""
+
+    def judge_get(self, sentence_sha: str, chunk_id: str) -> str | None: ...
+
+    def judge_put(self, sentence_sha: str, chunk_id: str, answer: str) -> None: ...
+
+
+class Verifier(Protocol):
+    """Judges an answer's sentences against its sources (core/verdicts): the rules while it
+    streams, then the answer model's second opinion on the sentences they were unsure of."""
+
+    def stream(self, by_label: Mapping[str, str], by_chunk: Mapping[str, str]) -> VerdictStream:
+        """A verdict stream over the texts the model read, keyed by the labels it cites;
+        ``by_chunk`` (keyed by chunk id) is where better sources are suggested from."""
+        ...
+
+    def review(self, generator: Generator, cache: JudgeCache | None, text: str,
+               claims: Sequence[ClaimVerdict], sources: Mapping[str, Passage],
+               should_cancel: Callable[[], bool], budget_s: float) -> list[ClaimVerdict]:
+        """The verdicts ``generator`` changed, in order; asks no new question after
+        ``budget_s`` seconds."""
+        ...
+
+    def merge(self, claims: Sequence[ClaimVerdict], updates: Sequence[ClaimVerdict]) -> list[ClaimVerdict]:
+        """``claims`` with the reviewed ones replaced."""
+        ...

@@ -11,22 +11,20 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from desktop_app.core.answer.check_input import (
+from desktop_app.core.library.store import Store
+from desktop_app.core.stages import Retriever
+from desktop_app.core.verdicts import (
     BadClaimLine,
+    CheckFinished,
+    Judge,
+    SentenceCheck,
     TextToCheck,
+    check_claim,
+    claim_result,
     read_claims_line,
     read_text,
 )
-from desktop_app.core.answer.check_text import (
-    CheckFinished,
-    SentenceCheck,
-    TextChecker,
-    check_claim,
-    claim_result,
-)
-from desktop_app.core.answer.judge import Judge
-from desktop_app.core.library.store import Store
-from desktop_app.core.stages import Retriever
+from desktop_app.core.verdicts import check_text as check_document
 
 __all__ = ["CheckEvent", "CheckFinished", "SentenceCheck", "TextToCheck", "check_claims", "check_text"]
 
@@ -43,9 +41,8 @@ def check_text(text: str, name: str, retriever: Retriever, store: Store,
     model's thread), unsure sentences get its second opinion within ``judge_budget_s``."""
     document = read_text(text, name)
     emit(document)
-    checker = TextChecker(lambda query, k: retriever.search(query, k).passages, store.passage_by_chunk_id,
-                          judge=judge, judge_budget_s=judge_budget_s)
-    for event in checker.run(document, cancelled):
+    for event in check_document(document, retriever, store.passage_by_chunk_id, cancelled, judge,
+                                judge_budget_s):
         emit(event)
 
 

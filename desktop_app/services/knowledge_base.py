@@ -16,14 +16,14 @@ import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_app.core import paths
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
-from desktop_app.core.stages import Embedder, Generator, Retriever
+from desktop_app.core.stages import Embedder, Generator, JudgeCache, Retriever
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
@@ -33,6 +33,9 @@ from desktop_app.core.types import (
     Passage,
     SourceState,
 )
+
+if TYPE_CHECKING:
+    from desktop_app.core.verdicts import Judge
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +60,7 @@ def preload() -> None:
     from desktop_app.core.answer import answering  # noqa: F401
     from desktop_app.core.ingest import indexing  # noqa: F401
     from desktop_app.core.search import retrieve  # noqa: F401
+    from desktop_app.core.verdicts import verify  # noqa: F401
 
     try:
         import llama_cpp  # noqa: F401
@@ -276,6 +280,7 @@ class KnowledgeBase:
         scope: Sequence[str | Path] = (),
     ) -> AsyncIterator[AnswerEvent]:
         from desktop_app.core.answer import answering
+        from desktop_app.core.verdicts import Verifier
 
         settings = self.settings
         if style:
@@ -292,7 +297,7 @@ class KnowledgeBase:
                 return
             answering.answer(
                 question, retriever=retriever, store=self.store, generator_factory=self.generator,
-                settings=settings, emit=emit, should_cancel=cancelled, scope=within,
+                settings=settings, emit=emit, should_cancel=cancelled, verifier=Verifier(), scope=within,
             )
 
         async for event in self._stream(self._llm_pool, work):
@@ -329,14 +334,13 @@ class KnowledgeBase:
         async for result in self._stream(self._llm_pool if use_judge else self._query_pool, work):
             yield result
 
-    def _judge(self, wanted: bool, required: bool, cancelled: Callable[[], bool], cache: Any) -> Any:
+    def _judge(self, wanted: bool, required: bool, cancelled: Callable[[], bool],
+               cache: JudgeCache | None) -> Judge | None:
         """The judge over the answer model (on the folio-llm thread), one question per
         sentence; None when not wanted, or when the model is missing and it was not asked
         for explicitly (the rules' verdicts stand; the log says why)."""
         if not wanted:
             return None
-        from desktop_app.core.answer.judge import Judge
-
         try:
             generator = self.generator()
         except KnownError as exc:
@@ -344,6 +348,8 @@ class KnowledgeBase:
                 raise
             logger.warning("checking without the judge: %s", exc)
             return None
+        from desktop_app.core.verdicts import Judge
+
         return Judge(generator, cache, cancelled, max_judged=1, budget_s=self.settings.judge_budget_s)
 
     async def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:

@@ -15,6 +15,7 @@ from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerFinished, AnswerStarted, NoBasis, TokenDelta
+from desktop_app.core.verdicts import Verifier
 from tests.core.test_retrieve import add_document
 from tests.fakes import FakeEmbedder, FakeGenerator
 
@@ -49,7 +50,7 @@ def ask(store: Store, generator: FakeGenerator, question: str, **settings: objec
     chosen = {"judge": False, "abstain": True, **settings}
     answering.answer(question, retriever=Retriever(store, FakeEmbedder()), store=store,
                      generator_factory=lambda: generator, settings=Settings(**chosen),
-                     emit=events.append, should_cancel=lambda: False)
+                     emit=events.append, should_cancel=lambda: False, verifier=Verifier())
     return events
 
 

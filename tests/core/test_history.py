@@ -22,6 +22,7 @@ from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerFinished, AnswerStarted
+from desktop_app.core.verdicts import Verifier
 from tests.fakes import FakeEmbedder, FakeGenerator
 from tests.pdfgen import write_pdf
 
@@ -52,7 +53,7 @@ class Library:
         answering.answer(
             question, retriever=Retriever(self.store, self.embedder), store=self.store,
             generator_factory=lambda: FakeGenerator([text]), settings=Settings(sources_per_answer=3),
-            emit=events.append, should_cancel=lambda: False,
+            emit=events.append, should_cancel=lambda: False, verifier=Verifier(),
         )
         return next(e for e in events if isinstance(e, AnswerFinished)).answer_id
 
@@ -153,7 +154,7 @@ def test_the_answer_says_what_the_glossary_added_to_the_search(lib: Library) -> 
     answering.answer(
         "What is the report window?", retriever=Retriever(lib.store, lib.embedder, glossary=glossary),
         store=lib.store, generator_factory=lambda: FakeGenerator([ANSWER]), settings=Settings(sources_per_answer=3),
-        emit=events.append, should_cancel=lambda: False,
+        emit=events.append, should_cancel=lambda: False, verifier=Verifier(),
     )
     started = next(e for e in events if isinstance(e, AnswerStarted))
     assert started.also_searched == "report damage within days"
@@ -173,7 +174,7 @@ def test_the_record_keeps_the_models_stats_and_what_it_read(lib: Library) -> Non
     answering.answer(
         QUESTION, retriever=Retriever(lib.store, lib.embedder), store=lib.store,
         generator_factory=lambda: Measured([ANSWER]), settings=Settings(sources_per_answer=3),
-        emit=events.append, should_cancel=lambda: False,
+        emit=events.append, should_cancel=lambda: False, verifier=Verifier(),
     )
     finished = next(e for e in events if isinstance(e, AnswerFinished))
     assert finished.stats["prompt_tokens"] == 420 and finished.stats["cached_tokens"] == 300

@@ -14,6 +14,7 @@ from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerStarted, NoBasis
+from desktop_app.core.verdicts import Verifier
 from tests.core.test_retrieve import add_document, places
 from tests.fakes import FakeEmbedder, FakeGenerator
 
@@ -67,7 +68,7 @@ def ask(store: Store, embedder: FakeEmbedder, question: str, scope: tuple[str, .
     generator = FakeGenerator(["The server returns 414 [1]."])
     answering.answer(question, retriever=Retriever(store, embedder), store=store,
                      generator_factory=lambda: generator, settings=Settings(), emit=events.append,
-                     should_cancel=lambda: False, scope=scope)
+                     should_cancel=lambda: False, verifier=Verifier(), scope=scope)
     return events
 
 

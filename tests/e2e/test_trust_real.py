@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from desktop_app import cli
-from desktop_app.core.answer.judge import Judge, JudgedPassage
 from desktop_app.core.library.store import Store
 from desktop_app.core.models.generate import LlamaGenerator
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerFinished, AnswerStarted, ClaimVerdict, Verdict
+from desktop_app.core.verdicts.judge import Judge, JudgedPassage
 from desktop_app.services.knowledge_base import KnowledgeBase
 from tests.pdfgen import write_pdf
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.answer.judge import Judge, JudgedPassage, excerpt
-from desktop_app.core.answer.verify import score_claim
 from desktop_app.core.models.generate import LlamaGenerator
+from desktop_app.core.verdicts.judge import Judge, JudgedPassage, excerpt
+from desktop_app.core.verdicts.verify import score_claim
 
 ROOT = Path(__file__).resolve().parents[2]
 RFC6455 = (

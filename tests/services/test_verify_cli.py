@@ -137,7 +137,7 @@ class JudgeReplies:
 def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> None:
     """With a judge the answer model is asked about a line the rules call partial, and its
     answer does what it does in an answer (judge.POLICY: a 'no' turns it red)."""
-    from desktop_app.core.answer.judge import decide
+    from desktop_app.core.verdicts.judge import decide
     passages = [{"label": "1", "text": LEASE[1][1]}]
     lines = [
         json.dumps({"sentence": "The tenant reports damage to the owner within 30 days.", "passages": passages,
@@ -160,7 +160,7 @@ def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> N
 
 
 def test_checking_a_text_with_the_judge_asks_about_unsure_sentences(folder: Path, tmp_path: Path) -> None:
-    from desktop_app.core.answer.judge import decide
+    from desktop_app.core.verdicts.judge import decide
 
     gen = JudgeReplies("no")
     kb = make_kb(tmp_path, gen)  # type: ignore[arg-type]

@@ -174,12 +174,13 @@ def answer(
     settings: Settings,
     emit: Callable[[AnswerEvent], None],
     should_cancel: Callable[[], bool],
-    verifier_factory: Callable[[SourceMap], Verifier] | None = None,
+    verifier: Verifier,
     scope: Sequence[str] = (),
 ) -> str:
-    """Stream one answer's events into ``emit``; returns the answer id. With ``scope`` (file
-    and folder paths) the question is asked within those documents only: retrieval, the
-    evidence gate and the sources are limited to them, and the history records it."""
+    """Stream one answer's events into ``emit``; returns the answer id. ``verifier`` checks
+    its sentences against the sources (core/verdicts). With ``scope`` (file and folder
+    paths) the question is asked within those documents only: retrieval, the evidence gate
+    and the sources are limited to them, and the history records it."""
     answer_id = uuid.uuid4().hex
     scope = tuple(scope)
     style = settings.citation_style
@@ -257,7 +258,8 @@ def answer(
         emit(AnswerFailed(error=str(exc), known=True))
         return answer_id
     resolver = CitationResolver(source_map)
-    verifier = (verifier_factory or default_verifier)(source_map)
+    sentences = verifier.stream({label: read_only(p) for label, p in source_map.items()},
+                                {p.chunk_id: read_only(p) for _, p in source_map.items()})
     claims: list[ClaimVerdict] = []
     seen = Counter[str]()
     loop_end: int | None = None  # where the answer is cut when the model loops
@@ -266,7 +268,7 @@ def answer(
             emit(TokenDelta(delta))
             for event in resolver.feed(delta):
                 emit(event)
-            for claim in verifier.feed(resolver.tracker.text, resolver.spans):
+            for claim in sentences.feed(resolver.tracker.text, resolver.spans):
                 claims.append(claim)
                 emit(claim)
                 if loop_end is None and _repeated(seen, resolver.tracker.text, claim):
@@ -302,7 +304,7 @@ def answer(
     stats = getattr(generator, "last_stats", None)
     if stats is not None and hasattr(stats, "to_json"):
         finished = dataclasses.replace(finished, stats=stats.to_json())
-    for claim in verifier.finish(written, finished.citations):
+    for claim in sentences.finish(written, finished.citations):
         if claim.sentence_span[0] >= len(text):
             continue  # the start of a repeat cut off above
         claims.append(claim)
@@ -311,8 +313,8 @@ def answer(
         emit(NoBasis(reason="The model found no answer in the sources it was given."))
     emit(finished)
     if settings.judge and claims:
-        claims = _judge(generator, store, source_map, finished.text, claims, emit, should_cancel,
-                        settings.judge_budget_s)
+        claims = _judge(verifier, generator, store, source_map, finished.text, claims, emit,
+                        should_cancel, settings.judge_budget_s)
     logger.info("answer %s in %.1f s, %d citations", answer_id, time.perf_counter() - started,
                 sum(len(v) for v in finished.citations.values()))
     _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
@@ -362,40 +364,21 @@ def scope_words(scope: Sequence[str]) -> str:
     return f"{names[0]}, {names[1]} and {len(names) - 2} more"
 
 
-def default_verifier(source_map: SourceMap) -> Verifier:
-    """The rule scorer over the sources the model saw; suggestions are keyed by chunk id.
-
-    No embedder here: on two cores it would compete with the model for the CPU, and on
-    calibration pairs it changed 1 verdict in 30 (see core/answer/claim_score.py).
-    """
-    from desktop_app.core.answer.verify import StreamingVerifier
-
-    by_label = {label: read_only(passage) for label, passage in source_map.items()}
-    by_chunk = {passage.chunk_id: read_only(passage) for _, passage in source_map.items()}
-    return StreamingVerifier(by_label, by_chunk, embed=None)
-
-
-def _judge(generator: Generator, store: Store | None, source_map: SourceMap, text: str,
-           claims: list[ClaimVerdict], emit: Callable[[AnswerEvent], None],
+def _judge(verifier: Verifier, generator: Generator, store: Store | None, source_map: SourceMap,
+           text: str, claims: list[ClaimVerdict], emit: Callable[[AnswerEvent], None],
            should_cancel: Callable[[], bool], budget_s: float) -> list[ClaimVerdict]:
     """Ask the loaded model about the sentences the rule scorer was unsure of; emit and
     return the updated verdicts. Runs after the answer finished, on the model's thread,
     starting no new question after ``budget_s`` seconds."""
-    from desktop_app.core.answer.judge import Judge, JudgedPassage, merge
-
-    passages = {label: JudgedPassage(p.chunk_id, p.text) for label, p in source_map.items()}
-    judge = Judge(generator, store, should_cancel, budget_s=budget_s)
-    started = time.perf_counter()
     try:
-        updates = judge.review(text, claims, passages)
+        updates = verifier.review(generator, store, text, claims, dict(source_map.items()),
+                                  should_cancel, budget_s)
     except Exception:  # the answer stands on the rule scorer's verdicts
         logger.exception("the judge failed; keeping the rule scorer's verdicts")
         return claims
     for update in updates:
         emit(update)
-    logger.info("judge: %d verdicts updated, %d model calls, %d cached, %.1f s", len(updates),
-                judge.model_calls, judge.cache_hits, time.perf_counter() - started)
-    return merge(claims, updates)
+    return verifier.merge(claims, updates)
 
 
 def _says_no_answer(text: str, language: str) -> bool:

@@ -150,7 +150,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     (
         5,
         """
-        -- The judge answers yes, partial or no (core/answer/judge.py); rows from before
+        -- The judge answers yes, partial or no (core/verdicts/judge.py); rows from before
         -- keep '' and are read from ``supported``.
         ALTER TABLE judge_cache ADD COLUMN answer VARCHAR NOT NULL DEFAULT '';
         """,

@@ -1,7 +1,7 @@
 """The citation marker grammar: the one definition of what a marker is. Qt-free.
 
 The streaming tracker (core/answer/citations.py), the sentence splitter and the verifier
-(core/text/sentences.py, core/answer/verify.py) and the benchmarks all read markers
+(core/text/sentences.py, core/verdicts/verify.py) and the benchmarks all read markers
 through this module, so a string is a citation to all of them or to none.
 
 A marker is an opening bracket ``[``, ``【`` or ``［``, a content with no bracket in it,

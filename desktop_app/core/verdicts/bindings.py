@@ -1,7 +1,7 @@
 """What a passage binds to what, and a claim may unbind: a condition to the statement it
 governs ("SHOULD do X if they provide Y", "若……，将……"), a possessor to its noun (the
 client's nonce is not the server's), a number to the group it is given for ("16 for large
-and 4 for small"), a ticked box to its option (□ 是 √ 否). core/answer/meaning.py calls
+and 4 for small"), a ticked box to its option (□ 是 √ 否). core/verdicts/meaning.py calls
 these with the passage clauses that best state a claim; each returns the passage's words
 that the claim goes against, or None. Qt-free, no asyncio; kept generic (words, not
 documents): bench/verdicts.py measures them on pairs they were not written from.

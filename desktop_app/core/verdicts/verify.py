@@ -1,10 +1,10 @@
 """Per-sentence trust: check each factual sentence of an answer against the passages it
 cites, after the answer (:func:`verify_answer`) or while it streams
 (:class:`StreamingVerifier`), and suggest a source for an uncited or unsupported one.
-Qt-free, no asyncio. One claim against one passage is core/answer/claim_score.py (the
+Qt-free, no asyncio. One claim against one passage is core/verdicts/claim_score.py (the
 verdict rules), its content units claim_units.py, numbers and names stated otherwise
 mismatch.py; splitting is core/text/sentences.py, the marker grammar core/text/markers.py,
-"is it factual" and numbers core/answer/claims.py.
+"is it factual" and numbers core/verdicts/claims.py.
 """
 
 from __future__ import annotations
@@ -16,15 +16,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from desktop_app.core.answer.claim_score import (
-    PARTIAL_MIN,
-    SUPPORTED_MIN,
-    ClaimScore,
-    Embed,
-    score_claim,
-)
-from desktop_app.core.answer.claim_units import analyse, content_units
-from desktop_app.core.answer.claims import is_factual, plain_text
 from desktop_app.core.text.markers import find_markers, unclosed_marker_start
 from desktop_app.core.text.sentences import (
     Sentence,
@@ -35,6 +26,15 @@ from desktop_app.core.text.sentences import (
     split_sentences,
 )
 from desktop_app.core.types import Citations, ClaimVerdict, Verdict, all_unsupported
+from desktop_app.core.verdicts.claim_score import (
+    PARTIAL_MIN,
+    SUPPORTED_MIN,
+    ClaimScore,
+    Embed,
+    score_claim,
+)
+from desktop_app.core.verdicts.claim_units import analyse, content_units
+from desktop_app.core.verdicts.claims import is_factual, plain_text
 
 __all__ = [
     "PARTIAL_MIN", "SUPPORTED_MIN", "ClaimScore", "Sentence", "StreamingVerifier",

@@ -1,5 +1,5 @@
 """Reading a text to check (Markdown, plain text, an exported answer, --claims lines) and
-checking its sentences against passages (core/answer/check_input.py, check_text.py)."""
+checking its sentences against passages (core/verdicts/check_input.py, text_checker.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from desktop_app.core.answer.check_input import (
+from desktop_app.core.library.history import export_markdown
+from desktop_app.core.text.markers import find_markers
+from desktop_app.core.types import Passage, Verdict
+from desktop_app.core.verdicts.check_input import (
     BadClaimLine,
     markdown_to_prose,
     read_claims_line,
     read_text,
 )
-from desktop_app.core.answer.check_text import TextChecker, check_claim, claim_result, quote_of
-from desktop_app.core.library.history import export_markdown
-from desktop_app.core.text.markers import find_markers
-from desktop_app.core.types import Passage, Verdict
+from desktop_app.core.verdicts.text_checker import TextChecker, check_claim, claim_result, quote_of
 from desktop_app.services.checking import check_claims
 
 RFC = ("If 126, the following 2 bytes interpreted as a 16-bit unsigned integer are the payload "

@@ -2,7 +2,7 @@
 and highlight, the provenance answer citations carry) and a verdict. Qt-free, no asyncio.
 
 Used by ``folio verify`` and File ▸ Check a Text… through the facade. The verdicts are the
-answer verifier's (core/answer/verify.py): :func:`score_claim` for a sentence against a
+answer verifier's (core/verdicts/verify.py): :func:`score_claim` for a sentence against a
 passage, its ``_Verifier`` for a ``--claims`` line. A sentence of an exported answer is
 scored first against the passages its markers cite (looked up in the library by chunk id,
 else the passage quoted in the export); when they do not support it, and for a sentence
@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from desktop_app.core.answer.check_input import ClaimLine, Footnote, TextToCheck
-from desktop_app.core.answer.claims import is_factual, plain_text
-from desktop_app.core.answer.judge import Judge, JudgedPassage
-from desktop_app.core.answer.verify import ClaimScore, _Verifier, score_claim
 from desktop_app.core.text.sentences import Sentence
 from desktop_app.core.types import ClaimVerdict, Passage, SourcePayload, Span, Verdict
+from desktop_app.core.verdicts.check_input import ClaimLine, Footnote, TextToCheck
+from desktop_app.core.verdicts.claims import is_factual, plain_text
+from desktop_app.core.verdicts.judge import Judge, JudgedPassage
+from desktop_app.core.verdicts.verify import ClaimScore, _Verifier, score_claim
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +138,7 @@ def _rank(scored: tuple[_Candidate, ClaimScore]) -> tuple[int, float, bool]:
 
 def second_opinion(judge: Judge | None, sentence: str, verdict: ClaimVerdict,
                    passages: Mapping[str, JudgedPassage]) -> ClaimVerdict:
-    """``verdict`` (its span the whole of ``sentence``) after the judge (core/answer/judge.py)
+    """``verdict`` (its span the whole of ``sentence``) after the judge (core/verdicts/judge.py)
     when one is given and the rules were unsure, exactly as an answer's sentence gets it."""
     if judge is None:
         return verdict

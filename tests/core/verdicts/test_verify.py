@@ -2,7 +2,7 @@
 and the streaming verifier. Pure Python, no models.
 
 The hand-made claim/passage pairs below (English and Chinese, labelled by a person) are what
-the thresholds in ``desktop_app.core.answer.verify`` were calibrated on. Labels say what a careful
+the thresholds in ``desktop_app.core.verdicts.verify`` were calibrated on. Labels say what a careful
 reader decides, not what the scorer manages: pairs a lexical scorer cannot see are listed in
 ``KNOWN_LEXICAL_MISSES``.
 """
@@ -16,7 +16,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from desktop_app.core.answer.verify import (
+from desktop_app.core.text.words import text_language
+from desktop_app.core.types import ClaimVerdict, Verdict
+from desktop_app.core.verdicts.verify import (
     PARTIAL_MIN,
     SUPPORTED_MIN,
     StreamingVerifier,
@@ -28,8 +30,6 @@ from desktop_app.core.answer.verify import (
     split_sentences,
     verify_answer,
 )
-from desktop_app.core.text.words import text_language
-from desktop_app.core.types import ClaimVerdict, Verdict
 
 # ----------------------------------------------------------------- calibration pairs
 

@@ -1,4 +1,4 @@
-"""What a passage binds to what, and a claim unbinds (core/answer/bindings.py via
+"""What a passage binds to what, and a claim unbinds (core/verdicts/bindings.py via
 score_claim): a condition dropped from the clause that states a claim, a party's thing
 given to the other party, a number given to another group, a ticked box answered
 otherwise, and sentences that repeat themselves or break off. Quotes of RFC 6455 p. 19,
@@ -7,8 +7,8 @@ bench/data/verdict_pairs.jsonl, questions issue-s6-*). Pure Python."""
 
 from __future__ import annotations
 
-from desktop_app.core.answer.verify import score_claim
 from desktop_app.core.types import Verdict
+from desktop_app.core.verdicts.verify import score_claim
 
 VALIDATE = (
     "The client MUST validate the server’s response as follows:\n 1. If the status code received"

@@ -29,13 +29,12 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
 
-from desktop_app.core.answer.claims import missing_numbers, numbers_in, plain_text
 from desktop_app.core.errors import Cancelled
-from desktop_app.core.stages import Generator
+from desktop_app.core.stages import Generator, JudgeCache
 from desktop_app.core.text.sentences import split_sentences
 from desktop_app.core.types import ClaimVerdict, Span, Verdict
+from desktop_app.core.verdicts.claims import missing_numbers, numbers_in, plain_text
 
 logger = logging.getLogger(__name__)
 
@@ -76,14 +75,6 @@ MAX_PASSAGE_CHARS = 2000  # a chunk is ~1,000 characters; never send more than t
 # With the rule scorer's support spans, the judge reads only those passage sentences and
 # their neighbours: a prompt of ~150 tokens instead of ~400 (prefill is most of its cost).
 EXCERPT_CHARS = 700
-
-
-class JudgeCache(Protocol):
-    """``Store`` implements it with the DuckDB ``judge_cache`` table."""
-
-    def judge_get(self, sentence_sha: str, chunk_id: str) -> str | None: ...
-
-    def judge_put(self, sentence_sha: str, chunk_id: str, answer: str) -> None: ...
 
 
 @dataclass(frozen=True)

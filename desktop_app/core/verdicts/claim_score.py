@@ -1,13 +1,13 @@
 """Scoring one claim against one passage: the verdict rules. Qt-free, no asyncio.
 
 The scorer is fast and deterministic: content-word coverage (stopwords removed, light
-English stemming; core/answer/claim_units.py), CJK character bigrams (and, at half weight,
+English stemming; core/verdicts/claim_units.py), CJK character bigrams (and, at half weight,
 characters), number and unit agreement (a number the passage does not state makes the
-claim unsupported; core/answer/mismatch.py finds a number, noun, name or direction the
+claim unsupported; core/verdicts/mismatch.py finds a number, noun, name or direction the
 passage gives otherwise), and, when an ``embed`` callable is given, the cosine between the
 sentence and each passage sentence. It also returns the passage sentences that best support
 the claim: the viewer highlights those most strongly (sub-chunk localisation). Negation,
-conditions and opposite words are core/answer/meaning.py's.
+conditions and opposite words are core/verdicts/meaning.py's.
 
 Thresholds were calibrated on the hand-made English/Chinese pairs in
 ``tests/core/test_verify.py`` (and, for the cosine, on all-MiniLM-L6-v2 int8).
@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from desktop_app.core.answer import meaning
-from desktop_app.core.answer.claim_units import analyse, content_units, unmatched_weight
-from desktop_app.core.answer.claims import missing_numbers, numbers_in, plain_text
-from desktop_app.core.answer.mismatch import (
+from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, question_language, text_language
+from desktop_app.core.types import Span, Verdict
+from desktop_app.core.verdicts import meaning
+from desktop_app.core.verdicts.claim_units import analyse, content_units, unmatched_weight
+from desktop_app.core.verdicts.claims import missing_numbers, numbers_in, plain_text
+from desktop_app.core.verdicts.mismatch import (
     anchored,
     direction_conflict,
     misattached,
@@ -33,8 +35,6 @@ from desktop_app.core.answer.mismatch import (
     other_number,
     paired_otherwise,
 )
-from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, question_language, text_language
-from desktop_app.core.types import Span, Verdict
 
 __all__ = ["PARTIAL_MIN", "SUPPORTED_MIN", "ClaimScore", "Embed", "score_claim"]
 

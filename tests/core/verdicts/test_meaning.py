@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.core.answer import meaning
-from desktop_app.core.answer.verify import score_claim, split_sentences, verify_answer
 from desktop_app.core.text.markers import find_markers
 from desktop_app.core.types import Verdict
+from desktop_app.core.verdicts import meaning
+from desktop_app.core.verdicts.verify import score_claim, split_sentences, verify_answer
 
 RFC2616_P47 = (
     "Clients that use persistent connections SHOULD limit the number of\n"

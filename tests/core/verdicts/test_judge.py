@@ -9,13 +9,14 @@ from typing import Any
 
 import pytest
 
-from desktop_app.core.answer import answering, judge
-from desktop_app.core.answer.judge import Judge, JudgedPassage, parse_reply, sentence_sha
-from desktop_app.core.answer.verify import verify_answer
+from desktop_app.core.answer import answering
 from desktop_app.core.errors import Cancelled
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerFinished, ClaimVerdict, Passage, Retrieval, Verdict
+from desktop_app.core.verdicts import Verifier, judge
+from desktop_app.core.verdicts.judge import Judge, JudgedPassage, parse_reply, sentence_sha
+from desktop_app.core.verdicts.verify import verify_answer
 from tests.fakes import FakeGenerator
 
 REPAIRS = (
@@ -190,7 +191,7 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
         events: list[Any] = []
         answering.answer("How long to report damage?", retriever=Retriever(), store=store,
                          generator_factory=lambda: gen, settings=settings, emit=events.append,
-                         should_cancel=lambda: False)
+                         should_cancel=lambda: False, verifier=Verifier())
         return events
 
     plain = JudgingGenerator([ANSWER])

@@ -1,7 +1,7 @@
 """The content units the verifier compares a claim with a passage by: stemmed words
 (generic ones at half weight), numbers, CJK bigrams and (at half weight) characters; a
 passage's sentences analysed once (cached) and the claim's words a passage lacks. Qt-free,
-no asyncio. Read by core/answer/claim_score.py, mismatch.py and verify.py; meaning.py is
+no asyncio. Read by core/verdicts/claim_score.py, mismatch.py and verify.py; meaning.py is
 handed :func:`content_units` as its ``units`` callable.
 """
 
@@ -13,10 +13,10 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from desktop_app.core.answer.claims import Number, numbers_in, plain_text
 from desktop_app.core.text.sentences import Sentence, split_sentences
 from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, CLAIM_STOPWORDS, stem
 from desktop_app.core.types import Span
+from desktop_app.core.verdicts.claims import Number, numbers_in, plain_text
 
 __all__ = [
     "CJK_CHAR_WEIGHT", "LIGHT_STEMS", "LIGHT_WEIGHT", "Analysed", "analyse", "content_units",

@@ -2,7 +2,7 @@
 says the opposite (SHOULD NOT vs SHOULD, 不得 vs 应, MAY vs MUST), states it only under a
 condition or as someone's claim (if/unless/除非/如果, "saying that"), gives a number to
 another subject (a proxy's 2*N connections are not a client's), or gives another number
-for the same thing. Qt-free, no asyncio; core/answer/claim_score.py calls :func:`conflict`
+for the same thing. Qt-free, no asyncio; core/verdicts/claim_score.py calls :func:`conflict`
 with the passage sentences that best cover a claim.
 
 Each finding carries the passage's own words (``quote``), which the verdict shows: "the
@@ -16,8 +16,8 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from desktop_app.core.answer import bindings
-from desktop_app.core.answer.claims import Number, numbers_in
+from desktop_app.core.verdicts import bindings
+from desktop_app.core.verdicts.claims import Number, numbers_in
 
 Units = Callable[[str], Mapping[str, float]]
 

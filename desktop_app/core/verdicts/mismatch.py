@@ -2,7 +2,7 @@
 noun, with another number of the same kind, paired with another number, with the opposite
 direction (rise vs fall), or another name in its place; and whether one passage sentence
 anchors the claim's numbers with the claim's own nouns. Qt-free, no asyncio. Each check
-returns the passage's words that show it (a quote) or None; core/answer/claim_score.py
+returns the passage's words that show it (a quote) or None; core/verdicts/claim_score.py
 turns them into verdicts.
 """
 
@@ -12,9 +12,9 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-from desktop_app.core.answer.claim_units import LIGHT_STEMS, content_units
-from desktop_app.core.answer.claims import Number, missing_numbers, numbers_in, plain_text
 from desktop_app.core.text.words import CLAIM_STOPWORDS, stem
+from desktop_app.core.verdicts.claim_units import LIGHT_STEMS, content_units
+from desktop_app.core.verdicts.claims import Number, missing_numbers, numbers_in, plain_text
 
 __all__ = [
     "anchored", "direction_conflict", "misattached", "number_elsewhere", "other_name",
