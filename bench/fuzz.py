@@ -105,7 +105,9 @@ def main() -> int:
         if args.work is None:
             shutil.rmtree(batch_dir, ignore_errors=True)
         print(f"  {done}/{args.files} files, {time.monotonic() - started:.0f} s;"
-              f" this batch {seconds:.0f} s (bound {bound:.0f} s)", flush=True)
+              f" this batch {seconds:.0f} s (bound {bound:.0f} s); so far "
+              + ", ".join(f"{s} {n}" for s, n in statuses.most_common())
+              + f"; runs failed {len(run_failures)}, workers died {len(crashes)}", flush=True)
     total = time.monotonic() - started
     store.close()
     if args.work is None:

@@ -227,7 +227,8 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ streaming bridge
 
     async def _stream(
-        self, pool: ThreadPoolExecutor, work: Callable[[Callable[[Any], None], Callable[[], bool]], Any]
+        self, pool: ThreadPoolExecutor, work: Callable[[Callable[[Any], None], Callable[[], bool]], Any],
+        doing: str = "working on the library",
     ) -> AsyncIterator[Any]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -242,7 +243,7 @@ class KnowledgeBase:
                 work(emit, cancel.is_set)
                 emit((_DONE, None))
             except BaseException as exc:  # handed to the event loop and re-raised there
-                emit((_DONE, self._known(exc, "working on the library")))
+                emit((_DONE, self._known(exc, doing)))
 
         future = loop.run_in_executor(pool, job)
         try:
@@ -290,7 +291,7 @@ class KnowledgeBase:
                               ocr=self.settings.ocr)
             emit(indexer.run(folder, emit, cancelled, passwords))
 
-        async for event in self._stream(self._index_pool, work):
+        async for event in self._stream(self._index_pool, work, "indexing"):
             yield event
 
     async def library_problem(self) -> KnownError | None:
@@ -348,7 +349,7 @@ class KnowledgeBase:
                                   ocr=self.settings.ocr)
                 emit(indexer.run(folder, emit, cancelled))
 
-        async for event in self._stream(self._index_pool, work):
+        async for event in self._stream(self._index_pool, work, "rebuilding the library"):
             yield event
 
     async def reindex(self) -> AsyncIterator[IndexEvent]:
@@ -357,7 +358,7 @@ class KnowledgeBase:
 
             Indexer(self.store, self.embedder).reindex(emit, cancelled)
 
-        async for event in self._stream(self._index_pool, work):
+        async for event in self._stream(self._index_pool, work, "rebuilding the search data"):
             yield event
 
     def within(self, scope: Sequence[str | Path]) -> tuple[str, ...]:
