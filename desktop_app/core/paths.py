@@ -108,6 +108,7 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644, sync: bool = True) 
         except OSError:
             pass
         raise
+    _sweep_temporaries(path)
     if sync and hasattr(os, "O_DIRECTORY"):
         try:
             folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
@@ -118,6 +119,18 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o644, sync: bool = True) 
         except OSError:  # some file systems cannot sync a folder; the rename stands
             logger.debug("folder sync of %s failed", path.parent, exc_info=True)
     return path
+
+
+def _sweep_temporaries(path: Path) -> None:
+    """Remove the temporary files of writes to ``path`` that a killed process left."""
+    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            pid = int(leftover.name[len(path.name) + 2:-4])
+            os.kill(pid, 0)  # alive: its write is under way
+        except ProcessLookupError:
+            leftover.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            continue
 
 
 def is_frozen() -> bool:
