@@ -295,13 +295,16 @@ class KnowledgeBase:
             yield event
 
     async def library_problem(self) -> KnownError | None:
-        """Open the library; what keeps it from opening (damaged, not a library, busy, …),
-        or None when it opens."""
+        """Open the library and read it whole; what keeps it from being used (damaged, not
+        a library, busy, …), or None. Reads every row: a damaged file often opens and
+        fails only where its lost blocks are read."""
 
         def probe() -> KnownError | None:
             try:
-                self.store  # noqa: B018
+                self.store.verify()
             except KnownError as exc:
+                if isinstance(exc, LibraryError):
+                    self._drop_store()
                 return exc
             return None
 

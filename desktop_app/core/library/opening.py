@@ -201,6 +201,19 @@ def classify(exc: BaseException, db_path: Path, doing: str) -> KnownError | None
     return None
 
 
+# Every table of the index, read whole by :func:`read_whole`: DuckDB checks each block's
+# checksum as it reads it, so a torn or truncated block shows up there.
+TABLES = ("documents", "files", "pages", "chunks", "postings", "embeddings", "ocr_lines")
+
+
+def read_whole(con: Any) -> None:
+    """Read every row of every table of the index (raises DuckDB's error on damage)."""
+    tables = {str(r[0]) for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    for table in TABLES:
+        if table in tables:
+            con.execute(f"SELECT count(*), sum(hash(t)) FROM {table} t").fetchall()  # noqa: S608 - fixed names
+
+
 def connect(db_path: Path, read_only: bool = False) -> Any:
     """Open the library's DuckDB file; every failure Folio knows becomes its KnownError."""
     import duckdb

@@ -19,11 +19,6 @@ from desktop_app.core.library.answer_records import AnswerArchive
 
 logger = logging.getLogger(__name__)
 
-# Every table of the index, read whole by :func:`check`: DuckDB checks each block's
-# checksum as it reads it, so a torn or truncated block shows up here.
-_TABLES = ("documents", "files", "pages", "chunks", "postings", "embeddings", "ocr_lines")
-
-
 def check(db_path: Path) -> KnownError | None:
     """Read every table of the library at ``db_path`` to the end; the KnownError that
     says what is wrong with it, or None when it reads whole. The caller must not hold it."""
@@ -34,10 +29,7 @@ def check(db_path: Path) -> KnownError | None:
     except KnownError as exc:
         return exc
     try:
-        tables = {str(r[0]) for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        for table in _TABLES:
-            if table in tables:
-                con.execute(f"SELECT count(*), sum(hash(t)) FROM {table} t").fetchall()  # noqa: S608 - fixed names
+        opening.read_whole(con)
     except Exception as exc:  # noqa: BLE001 - classified below
         known = opening.classify(exc, db_path, "reading the library")
         if known is None:

@@ -128,6 +128,20 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
             self._local.cursor = cur
         return cur
 
+    def verify(self) -> None:
+        """Read every table whole: raises the KnownError of damage (a truncated or torn
+        file often opens, and fails only where its lost blocks are read)."""
+        cur = self._con.cursor()
+        try:
+            opening.read_whole(cur)
+        except Exception as exc:
+            known = opening.classify(exc, self.path, "reading the library")
+            if known is None:
+                raise
+            raise known from exc
+        finally:
+            cur.close()
+
     def close(self) -> None:
         try:
             self._con.close()
