@@ -17,7 +17,12 @@ from typing import Any
 import duckdb
 import pytest
 
-from desktop_app.core.errors import DiskFullError, LibraryBusyError, LibraryDamagedError
+from desktop_app.core.errors import (
+    DiskFullError,
+    LibraryBusyError,
+    LibraryDamagedError,
+    NotWritableError,
+)
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerFailed, AnswerFinished, IndexSummary, LibraryMovedAside
@@ -205,3 +210,17 @@ def test_a_damaged_answers_file_is_named_not_a_traceback(tmp_path: Path) -> None
         call(kb.history())
     call(kb.close())
     assert sqlite3.sqlite_version  # the stdlib's SQLite, nothing installed
+
+
+def test_a_library_on_a_read_only_disk_is_named_and_its_answers_still_read(tmp_path: Path) -> None:
+    with small_disk(tmp_path / "disk", "8m") as disk:
+        kb = make_kb(disk / "library.duckdb", ["The seal lasts 1001 hours [1]."])
+        collect(kb.index(make_folder(tmp_path)))
+        collect(kb.ask("How long does the seal last?"))
+        call(kb.close())
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        kb = make_kb(disk / "library.duckdb")
+        with pytest.raises(NotWritableError, match="read-only disk or folder"):
+            call(kb.search("seal"))
+        assert [h["question"] for h in call(kb.history())] == ["How long does the seal last?"]
+        call(kb.close())

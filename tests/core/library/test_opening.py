@@ -3,6 +3,7 @@ named process (a real second one), or a stale owner file that must not be believ
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -13,10 +14,13 @@ import duckdb
 import pytest
 
 from desktop_app.core.errors import (
+    DiskFullError,
     LibraryBusyError,
     LibraryDamagedError,
     LibraryTooNewError,
     NotALibraryError,
+    NotWritableError,
+    io_error,
 )
 from desktop_app.core.library import opening, repair
 from desktop_app.core.library.store import Store
@@ -137,3 +141,18 @@ def test_the_process_is_described_as_a_person_knows_it(monkeypatch: pytest.Monke
     assert opening.describe_process() == "folio index /home/ann/Papers"
     monkeypatch.setattr(sys, "argv", ["/usr/bin/folio"])
     assert opening.describe_process() == "the Folio window"
+
+
+@pytest.mark.parametrize(("error", "kind", "words"), [
+    (OSError(errno.ENOSPC, "No space left on device"), DiskFullError, "MB free on"),
+    (OSError(errno.EDQUOT, "Disk quota exceeded"), DiskFullError, "MB free on"),
+    (OSError(errno.EACCES, "Permission denied"), NotWritableError, "permission denied"),
+    (OSError(errno.EROFS, "Read-only file system"), NotWritableError, "read-only"),
+    (RuntimeError('IO Error: Could not write file "x.wal": No space left on device'), DiskFullError, "resumes"),
+    (RuntimeError('IO Error: Cannot open file "x": Permission denied'), NotWritableError, "write access"),
+])
+def test_the_environments_io_errors_are_known_with_their_fix(tmp_path: Path, error: Exception,
+                                                              kind: type, words: str) -> None:
+    known = io_error(error, tmp_path / "library.duckdb", "indexing")
+    assert isinstance(known, kind) and words in str(known)
+    assert io_error(ValueError("a bug"), tmp_path, "indexing") is None
