@@ -237,6 +237,25 @@ class IndexSummary:
 IndexEvent = IndexProgress | FileIndexed | IndexSummary
 
 
+@dataclass(frozen=True)
+class LibraryMovedAside:
+    """A repair began: the library that could not be read was kept at ``moved_to`` (never
+    deleted), and the index is rebuilt from ``folders``; ``answers`` saved answers are kept
+    in their own file and come back with it."""
+
+    path: str
+    moved_to: str
+    problem: str
+    folders: tuple[str, ...]
+    answers: int
+    event: str = field(default="moved_aside", init=False)
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["folders"] = list(self.folders)
+        return data
+
+
 # --------------------------------------------------------------------------- answer events
 
 

@@ -10,10 +10,12 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
     AnswerEvent,
     DocumentInfo,
     IndexEvent,
+    LibraryMovedAside,
     OcrLine,
     Passage,
     SourceState,
@@ -26,6 +28,17 @@ class KnowledgeBaseAPI(Protocol):
     ) -> AsyncIterator[IndexEvent]:
         """Scan ``folder``, parse, chunk, embed and store; yields progress, one ``FileIndexed``
         per file, and a final ``IndexSummary``. Stops promptly after :meth:`cancel`."""
+        ...
+
+    async def library_problem(self) -> KnownError | None:
+        """Open the library; the KnownError that keeps it from opening (damaged, not a
+        library, in use by a named process, a newer Folio, …), or None."""
+        ...
+
+    def repair(self, folders: Sequence[str | Path] = ()) -> AsyncIterator[IndexEvent | LibraryMovedAside]:
+        """Move a library that cannot be read aside (renamed, never deleted) and rebuild
+        the index from the folders it was indexed from (and ``folders``); the saved
+        answers stay. Yields LibraryMovedAside, then index events."""
         ...
 
     def reindex(self) -> AsyncIterator[IndexEvent]:

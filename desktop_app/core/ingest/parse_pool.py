@@ -59,6 +59,15 @@ class _OcrNotice:
 
 
 def _worker_main(connection: Connection, memory_mb: int | None) -> None:
+    """Run :func:`_worker_loop`; past the memory cap the worker ends quietly (no traceback
+    on the person's terminal) and the pool reports the file with the reason."""
+    try:
+        _worker_loop(connection, memory_mb)
+    except MemoryError:
+        os._exit(1)
+
+
+def _worker_loop(connection: Connection, memory_mb: int | None) -> None:
     """Worker loop: receive ``(path, passwords, title_only, ocr)``, send back an
     :class:`_OcrNotice` when pages need OCR, then the extracted document."""
     if memory_mb:
