@@ -44,6 +44,9 @@ def _text(paragraph: Any, keep_breaks: bool) -> str:
         tag = node.tag
         if tag == f"{_W}t":
             parts.append(node.text or "")
+            # An entity reference left unexpanded (the parser expands none) is no text;
+            # what follows it is.
+            parts.extend(child.tail or "" for child in node)
         elif tag == f"{_W}tab":
             parts.append("\t" if keep_breaks else " ")
         elif tag in (f"{_W}br", f"{_W}cr"):

@@ -1,6 +1,7 @@
 """PPTX through lxml: each slide in the presentation's order is a part. Qt-free.
 
-A slide's title placeholder is its heading; the other shapes' paragraphs (in the slide's
+A slide's title placeholder is its heading, and so is a numbered heading line set as body
+text ("14.4.1. Principles", as pandoc writes a section's subheadings); the other shapes' paragraphs (in the slide's
 shape order) are paragraphs, or list items when indented; tables row by row. Not read:
 speaker notes, comments, charts, SmartArt, images (no OCR). The title is
 ``docProps/core.xml``'s, else the first slide's title.
@@ -13,6 +14,7 @@ from typing import Any
 
 from desktop_app.core.ingest.formats.containers import BadContainer, Container
 from desktop_app.core.ingest.formats.parts import PartBuilder, clean_inline
+from desktop_app.core.ingest.headings import detect_heading
 
 __all__ = ["read_pptx"]
 
@@ -72,7 +74,10 @@ def _shape(shape: Any, builder: PartBuilder) -> None:
         bulleted = properties is not None and properties.find(f"{_A}buNone") is None and (
             level > 0 or properties.find(f"{_A}buChar") is not None
             or properties.find(f"{_A}buAutoNum") is not None)
-        if bulleted:
+        heading = detect_heading(text) if len(text) <= 120 and not bulleted else None
+        if heading is not None and heading.entry and 2 <= heading.level <= 6:
+            builder.heading(text, heading.level)  # "14.4.1. Principles" set as body text
+        elif bulleted:
             builder.list_item(text, level + 1)
         else:
             builder.paragraph(text)

@@ -70,7 +70,7 @@ def decode_text(data: bytes, kind: str = "text file") -> tuple[str, str]:
 
         best = from_bytes(data[: 4 * _SAMPLE]).best()
         if best is None or best.encoding is None:
-            raise BadContainer(f"not a {kind}: its bytes are no text in any encoding Folio knows")
+            raise BadContainer(f"not a {kind}: it holds binary data, no text in any encoding Folio knows")
         encoding = "gb18030" if best.encoding.lower().replace("_", "") in _GB else best.encoding
         text = data.decode(encoding, errors="replace")
     if _looks_binary(text):
