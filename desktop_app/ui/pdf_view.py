@@ -11,13 +11,11 @@ highlights the passage or says the source changed or was removed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-
-import asyncio
-from collections.abc import Awaitable
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtPdf import QPdfDocument
@@ -33,7 +31,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.core.types import DOCUMENT_SUFFIXES, DocumentPart, OcrLine, SourcePayload, SourceState, Span
+from desktop_app.core.types import (
+    DOCUMENT_SUFFIXES,
+    DocumentPart,
+    OcrLine,
+    SourcePayload,
+    SourceState,
+    Span,
+)
 from desktop_app.ui.answer_html import elide, esc
 from desktop_app.ui.document_view import DocumentView
 from desktop_app.ui.find_bar import FindBar
