@@ -161,12 +161,11 @@ def report(r: Result, label: str) -> None:
 
 def per_format(corpus: Path, runs: int) -> None:
     """Characters per CPU-second of each format's reader and of chunking."""
+    import logging
     from collections import defaultdict
 
     from desktop_app.core.ingest.chunking import chunk_document
     from desktop_app.core.ingest.formats import read_document
-
-    import logging
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # as the parse workers do
     files = sorted((SHARED / "formats").iterdir()) + sorted(corpus.glob("*.pdf"))
