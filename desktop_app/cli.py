@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     def db(p: argparse.ArgumentParser) -> None:
         p.add_argument("--db", type=Path, default=None, help="library database (default: in the data dir)")
 
-    p = sub.add_parser("index", help="index a folder of PDFs")
+    p = sub.add_parser("index", help="index a folder of documents (PDF, HTML, EPUB, DOCX, ODT, "
+                                     "PPTX, Markdown, text)")
     p.add_argument("folder", type=Path)
     db(p)
     p.add_argument("--json", action="store_true", help="one JSON event per line")
@@ -71,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def within(p: argparse.ArgumentParser) -> None:
         p.add_argument("--in", dest="within", action="append", default=[], metavar="PATH",
-                       help="only within this PDF or folder of the library (repeatable)")
+                       help="only within this document or folder of the library (repeatable)")
 
     p = sub.add_parser("search", help="search the library")
     p.add_argument("query")
@@ -213,8 +214,9 @@ async def _search(args: argparse.Namespace) -> int:
         await kb.close()
     if args.json:
         _print_json([
-            {key: p.to_json()[key] for key in ("chunk_id", "doc_path", "doc_title", "page", "page_label",
-                                                 "section", "char_start", "char_end", "score", "text")}
+            {key: p.to_json()[key] for key in ("chunk_id", "doc_path", "doc_title", "format", "page",
+                                                 "page_label", "locator", "section", "char_start",
+                                                 "char_end", "score", "text")}
             for p in results
         ])
         return 0
@@ -223,7 +225,7 @@ async def _search(args: argparse.Namespace) -> int:
     for i, p in enumerate(results, 1):
         section = f" · {p.section}" if p.section else ""
         snippet = " ".join(p.text.split())[:200]
-        print(f"{i}. {_document(p.doc_title, p.doc_path)} p. {p.page_label}{section}  ({p.score:.4f})\n   {snippet}")
+        print(f"{i}. {_document(p.doc_title, p.doc_path)} {p.where}{section}  ({p.score:.4f})\n   {snippet}")
     return 0
 
 
@@ -271,7 +273,7 @@ async def _ask(args: argparse.Namespace) -> int:
                 for cid in cited:
                     s = sources[cid]
                     section = f", {s.section}" if s.section else ""
-                    print(f"  [{cid}] {_document(s.doc_title, s.doc_path)}, p. {s.page_label}{section}")
+                    print(f"  [{cid}] {_document(s.doc_title, s.doc_path)}, {s.where}{section}")
                 if event.hallucinated:
                     print("  Not among the sources given to the model: "
                           + ", ".join(f"[{h}]" for h in event.hallucinated))

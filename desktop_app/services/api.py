@@ -14,6 +14,7 @@ from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
     AnswerEvent,
     DocumentInfo,
+    DocumentPart,
     IndexEvent,
     LibraryMovedAside,
     OcrLine,
@@ -86,6 +87,11 @@ class KnowledgeBaseAPI(Protocol):
     async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
         """The OCR lines of a page that hold ``char_start:char_end`` of its text, boxed as
         the viewer draws them (empty for a page with its own text layer)."""
+        ...
+
+    async def document_part(self, document: str, page: int) -> DocumentPart | None:
+        """Part ``page`` of a reflowable document (HTML, EPUB, DOCX, ODT, PPTX, Markdown,
+        text) by doc_id or library path: its text and blocks, for the document view."""
         ...
 
     async def history(self) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from desktop_app.core.types import (
     AnswerFailed,
     AnswerFinished,
     DocumentInfo,
+    DocumentPart,
     IndexEvent,
     LibraryMovedAside,
     OcrLine,
@@ -284,7 +285,7 @@ class KnowledgeBase:
     ) -> AsyncIterator[IndexEvent]:
         folder = Path(folder).expanduser()
         if not folder.is_dir():
-            raise KnownError(f"{folder} is not a folder.", "Pick a folder that holds PDF files.")
+            raise KnownError(f"{folder} is not a folder.", "Pick a folder that holds documents (PDF, HTML, EPUB, DOCX, ODT, PPTX, Markdown, text).")
 
         def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
@@ -518,6 +519,20 @@ class KnowledgeBase:
                 return []
             lines = self.store.ocr_lines(doc_id, page, char_start, char_end)
             return view_lines(lines, *geometry)
+
+        return await self._call(self._query_pool, work)
+
+    async def document_part(self, document: str, page: int) -> DocumentPart | None:
+        """Part ``page`` of a reflowable document (by its doc_id, or the path of a file in
+        the library) with its blocks, for the document view; None when not stored."""
+        def work() -> DocumentPart | None:
+            doc_id = document
+            if "/" in document or "\\" in document:
+                record = self.store.file_record(str(Path(document).expanduser().resolve()))
+                if record is None or record.doc_id is None:
+                    return None
+                doc_id = record.doc_id
+            return self.store.document_part(doc_id, page)
 
         return await self._call(self._query_pool, work)
 

@@ -90,6 +90,7 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         self.library_pane.hide_folder.connect(self.hide_folder)
         self.conversation = ConversationPane(self)
         self.viewer = PageViewer(self)
+        self.viewer.part_source = lambda document, page: self.kb.document_part(document, page)
         self.first_run = FirstRunPanel(self)
         self.library_banner = LibraryBanner(self)
         self.library_banner.repair_requested.connect(self.repair_library)

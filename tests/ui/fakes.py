@@ -289,6 +289,9 @@ class FakeKnowledgeBase:
                 return SourceState.CURRENT if sha256_file(path) == doc_id else SourceState.CHANGED
         return SourceState.REMOVED
 
+    async def document_part(self, document: str, page: int) -> Any:
+        return None
+
     async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
         await asyncio.sleep(0)
         return [line for line in self.ocr_lines_by_page.get((doc_id, page), [])

@@ -183,6 +183,26 @@ MIGRATIONS: list[tuple[int, str]] = [
         DROP TABLE IF EXISTS judge_cache;
         """,
     ),
+    (
+        8,
+        """
+        -- Documents in other formats than PDF (core/ingest/formats): the format ('pdf',
+        -- 'html', 'epub', 'docx', 'odt', 'pptx', 'md', 'txt'). Their pages are parts (an
+        -- EPUB spine item's or a heading-bounded section, a slide), and each part's blocks
+        -- (heading, paragraph, list item, table row, code) with their character range in
+        -- the part's text: the document view renders them, a locator counts paragraphs.
+        ALTER TABLE documents ADD COLUMN format VARCHAR NOT NULL DEFAULT 'pdf';
+        CREATE TABLE blocks (
+            doc_id VARCHAR NOT NULL,
+            page INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            kind VARCHAR NOT NULL,
+            level INTEGER NOT NULL,
+            char_start INTEGER NOT NULL,
+            char_end INTEGER NOT NULL
+        );
+        """,
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 

@@ -307,14 +307,15 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                     cur.execute("DELETE FROM chunks WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM pages WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM ocr_lines WHERE doc_id = ?", [doc.doc_id])
+                cur.execute("DELETE FROM blocks WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM documents WHERE doc_id = ?", [doc.doc_id])
                 cur.execute(
-                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules, ocr_pages, chunked_with)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules, ocr_pages, chunked_with, format)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         doc.doc_id, doc.path, doc.title, version, str(doc.status), doc.error,
                         doc.page_count, len(chunks), ",".join(map(str, doc.bad_pages)),
-                        doc.size, doc.mtime, rules, doc.ocr_pages, chunked_with,
+                        doc.size, doc.mtime, rules, doc.ocr_pages, chunked_with, doc.format,
                     ],
                 )
                 if doc.pages:
@@ -347,6 +348,20 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                         cur.register("lines_in", table)
                         cur.execute("INSERT INTO ocr_lines SELECT * FROM lines_in")
                         cur.unregister("lines_in")
+                    blocks = [(p.page, i, b) for p in doc.pages for i, b in enumerate(p.blocks)]
+                    if blocks:
+                        table = pa.table({
+                            "doc_id": [doc.doc_id] * len(blocks),
+                            "page": pa.array([page for page, _, _ in blocks], pa.int32()),
+                            "idx": pa.array([i for _, i, _ in blocks], pa.int32()),
+                            "kind": [str(b.kind) for _, _, b in blocks],
+                            "level": pa.array([b.level for _, _, b in blocks], pa.int32()),
+                            "char_start": pa.array([b.char_start for _, _, b in blocks], pa.int32()),
+                            "char_end": pa.array([b.char_end for _, _, b in blocks], pa.int32()),
+                        })
+                        cur.register("blocks_in", table)
+                        cur.execute("INSERT INTO blocks SELECT * FROM blocks_in")
+                        cur.unregister("blocks_in")
                 if chunks:
                     self._insert_chunks(cur, chunks, ckeys, chunk_terms, vectors, model_id)
                 cur.execute("DELETE FROM files WHERE path = ?", [doc.path])
