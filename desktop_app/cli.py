@@ -188,7 +188,8 @@ async def _index(args: argparse.Namespace) -> int:
                 extra = f" — {event.error}" if event.error else ""
                 if event.ocr_pages:
                     extra = f" ({event.ocr_pages} page{'s' if event.ocr_pages != 1 else ''} by OCR){extra}"
-                print(f"{mark} {event.status:<18} {event.pages:>4} p {event.chunks:>5} chunks  {event.path}{extra}")
+                unit = "p" if event.path.lower().endswith(".pdf") else "§"  # pages; parts of other formats
+                print(f"{mark} {event.status:<18} {event.pages:>4} {unit} {event.chunks:>5} chunks  {event.path}{extra}")
             elif isinstance(event, IndexProgress) and sys.stderr.isatty():
                 eta = f", ETA {event.eta_seconds:.0f}s" if event.eta_seconds else ""
                 print(f"\r{event.files_done}/{event.files_total} files, {event.pages_done} pages{eta}   ",

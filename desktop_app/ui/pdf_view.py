@@ -143,8 +143,10 @@ class PageViewer(QWidget):
         self.find_button.setText("Find")
         self.find_edit = QLineEdit(self.toolbar)  # the document view's find (a PDF has its bar)
         self.find_edit.setPlaceholderText("Find in this part")
-        self.find_edit.setAccessibleName("Find in document")
+        self.find_edit.setAccessibleName("Find in this part of the document")
         self.find_edit.setClearButtonEnabled(True)
+        for clear in self.find_edit.findChildren(QToolButton):  # Qt's own, unnamed otherwise
+            clear.setAccessibleName("Clear the search")
         self.find_edit.returnPressed.connect(lambda: self.document_view.find(self.find_edit.text(), 1))
         self.find_edit.hide()
         self.zoom_out_button = self._tool("zoom-out", "Zoom out (Ctrl+-)", self.zoom_out)

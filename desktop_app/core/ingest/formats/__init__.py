@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from desktop_app.core.ids import sha256_bytes
+from desktop_app.core.ids import sha256_file
 from desktop_app.core.ingest.formats.containers import BadContainer
 from desktop_app.core.ingest.formats.parts import PartBuilder
 from desktop_app.core.ingest.titles import usable_metadata
@@ -136,7 +136,7 @@ class ReflowableReader:
                                  status=DocStatus.UNREADABLE, format=self.format)
         try:
             stat = os.stat(file)
-            digest = sha256_bytes(file.read_bytes())
+            digest = sha256_file(file)  # streamed: a huge file is refused later, not loaded
         except OSError as exc:
             return _replace(base, error=f"Cannot open the file: {exc.strerror or exc}.")
         base = _replace(base, doc_id=digest, size=stat.st_size, mtime=stat.st_mtime)
