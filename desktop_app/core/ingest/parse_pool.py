@@ -70,6 +70,10 @@ def _worker_main(connection: Connection, memory_mb: int | None) -> None:
 def _worker_loop(connection: Connection, memory_mb: int | None) -> None:
     """Worker loop: receive ``(path, passwords, title_only, ocr)``, send back an
     :class:`_OcrNotice` when pages need OCR, then the extracted document."""
+    # The readers are imported before the memory cap: under it, loading a shared object
+    # (zipfile's binascii, lxml) fails with an ImportError, not a MemoryError.
+    from desktop_app.core.ingest.formats import read_document
+
     if memory_mb:
         try:
             import resource
@@ -80,7 +84,6 @@ def _worker_loop(connection: Connection, memory_mb: int | None) -> None:
             logger.debug("memory cap not set: %r", exc)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns on every odd font
-    from desktop_app.core.ingest.formats import read_document
 
     while True:
         try:
