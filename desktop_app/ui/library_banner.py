@@ -12,6 +12,8 @@ A plain view: the main window (window_library.py) decides what it shows and does
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -74,7 +76,13 @@ class LibraryBanner(QFrame):
         else:
             title = "Folio cannot use this library"
         self.title.setText(f"<b>{esc(title)}</b>")
-        self.details.setText(str(problem))
+        if isinstance(problem, LibraryDamagedError | NotALibraryError):
+            name = Path(problem.path).name or "the file"
+            self.details.setText(f"{problem.message} Move aside and rebuild keeps it as {name}.damaged-<time> "
+                                 "(nothing is deleted), rebuilds the index from your folders, and your saved "
+                                 "answers stay: they are kept in their own file.")
+        else:
+            self.details.setText(str(problem))
         self.repair_button.setVisible(isinstance(problem, LibraryDamagedError | NotALibraryError))
         self.repair_button.setEnabled(True)
         self.retry_button.setEnabled(True)

@@ -45,7 +45,7 @@ REPAIR_HINT = ("Run `folio repair` (or choose Move aside and rebuild in the wind
 # What DuckDB says of a file it cannot read back (truncated, overwritten, torn).
 _DAMAGE_WORDS = ("could not read enough bytes", "checksum", "corrupt", "serialization error",
                  "not a valid duckdb", "invalid block", "failed to load metadata", "internal error",
-                 "unexpected end", "out of range")
+                 "unexpected end")
 
 
 def owner_path(db_path: Path) -> Path:
@@ -155,6 +155,15 @@ def holder_text(db_path: Path, lock_message: str) -> str:
     return ""
 
 
+def not_a_library(db_path: Path) -> NotALibraryError:
+    return NotALibraryError(
+        f"{db_path} is not a Folio library: it is not a DuckDB database file.",
+        "Point --db (or Settings ▸ Data folder) at a library, or move this file away and "
+        "Folio starts a new library there.",
+        db_path,
+    )
+
+
 def classify(exc: BaseException, db_path: Path, doing: str) -> KnownError | None:
     """The KnownError for a DuckDB failure on the library ``db_path`` while ``doing``;
     None when it is none of the known kinds (a bug)."""
@@ -174,12 +183,7 @@ def classify(exc: BaseException, db_path: Path, doing: str) -> KnownError | None
         )
     header = has_duckdb_header(db_path) if db_path.is_file() else None
     if header is False:
-        return NotALibraryError(
-            f"{db_path} is not a Folio library: it is not a DuckDB database file.",
-            "Point --db (or Settings ▸ Data folder) at a library, or move this file away and "
-            "Folio starts a new library there.",
-            db_path,
-        )
+        return not_a_library(db_path)
     known = io_error(exc, db_path, doing)
     if known is not None:
         return known
@@ -222,7 +226,7 @@ def connect(db_path: Path, read_only: bool = False) -> Any:
         raise NotALibraryError(f"{db_path} is a folder, not a library file.",
                                "Point --db at a file (e.g. library.duckdb).", db_path)
     if db_path.is_file() and has_duckdb_header(db_path) is False:
-        raise classify(RuntimeError("no DuckDB header"), db_path, "opening the library") or KnownError(str(db_path))
+        raise not_a_library(db_path)
     try:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         return duckdb.connect(str(db_path), read_only=read_only)

@@ -76,6 +76,9 @@ def salvage_answers(damaged: Path, archive: AnswerArchive) -> int:
 def move_aside(db_path: Path) -> Path:
     """Rename the library file (and its write-ahead log) to ``<name>.damaged-<time>``;
     returns the new path. Raises the KnownError of a rename the disk refuses."""
+    if db_path.is_dir():
+        raise NotALibraryError(f"{db_path} is a folder, not a library file: Folio does not move folders.",
+                               "Point --db at a library file (e.g. library.duckdb).", db_path)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = db_path.with_name(f"{db_path.name}.damaged-{stamp}")
     number = 1
