@@ -56,7 +56,8 @@ from desktop_app.core.ingest.headings import (
     plain_text_layout,
     running_lines,
 )
-from desktop_app.core.text.words import CJK_CHAR
+from desktop_app.core.text import lang
+from desktop_app.core.text.lang import CJK_CHAR
 from desktop_app.core.types import (
     PDF_FORMAT,
     SECTION_SEPARATOR,
@@ -91,10 +92,6 @@ _SYMBOL = re.compile(r"[^\w\s]|_")
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*|[A-Z]+")
 
 
-_ENGLISH_WORDS = frozenset(
-    "the of and to a in is that for it as with was on be by are this or not from at which "
-    "an have has can we if its their they but these".split()
-)
 
 
 def approx_tokens(text: str, english: bool = True) -> float:
@@ -116,12 +113,15 @@ def approx_tokens(text: str, english: bool = True) -> float:
 
 
 def looks_english(texts: list[str]) -> bool:
-    """Whether function words make up at least 15% of the ASCII words (English text:
-    28–37% in the corpus; German and Chinese documents: under 8%)."""
+    """Whether English function words (its lexicon's, core/text/lang/en.py) make up at least
+    15% of the ASCII words (English documents of ../shared/corpus: 18–38%; German and
+    Chinese ones and a table of names: under 8%)."""
     words = [w.lower() for t in texts for w in _WORD.findall(t) if w.isascii() and w.isalpha()]
     if len(words) < 50:
         return True
-    return sum(1 for w in words if w in _ENGLISH_WORDS) >= 0.15 * len(words)
+    english = lang.get("en")
+    function_words = english.function_words if english is not None else frozenset()
+    return sum(1 for w in words if w in function_words) >= 0.15 * len(words)
 
 
 # --------------------------------------------------------------------------- units

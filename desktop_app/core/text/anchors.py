@@ -35,6 +35,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
+from desktop_app.core.text import lang
+
 # A number as a question writes it: "1,009" (thousands), "2.0" / "1.11" (versions,
 # figures, decimals), "429"; not glued to letters or to another number's separator.
 _NUMBER = re.compile(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)(?![\w]|[.,]\d)")
@@ -44,18 +46,19 @@ _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
 # A protocol or format with its version after a slash: "HTTP/2", "HTTP/1.1". Its digits are
 # too short for a number handle, and its name alone ("HTTP") is in every RFC.
 _VERSIONED = re.compile(r"(?<![\w/])[A-Za-z][A-Za-z0-9]*/\d+(?:\.\d+)*(?![\w/]|\.\d)")
-# A capitalised English word after a lower-case word, a comma or a number: not the first
-# word of the question, not "I".
+# A capitalised word after a lower-case word, a comma or a number (not the first word of
+# the question, not "I"): a name in a language that capitalises only names (English).
 _ENGLISH_NAME = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]{2,}\b")
 MIN_NUMBER_CHARS = 3
 MAX_HANDLE_DIGITS = 4  # "2010", "1012"; "50000" is an amount
 _CURRENCY_BEFORE = re.compile(r"[$€£¥₹]\s*$|(?:USD|EUR|RMB|CNY)\s*$", re.IGNORECASE)
-_UNIT_AFTER = re.compile(
-    r"^\s*(?:%|‰|percent\b|prozent\b|per\s?cent\b|[kmcµ]?[gmlt]\b|kb\b|mb\b|gb\b|tb\b|kw\b|mw\b|w\b|v\b|"
-    r"hz\b|khz\b|mhz\b|ms\b|s\b|sec|min\b|h\b|hours?\b|days?\b|weeks?\b|months?\b|"
-    r"dollars?\b|euros?\b|eur\b|usd\b|yuan\b|rmb\b|stunden?\b|tage?n?\b|jahre?n?\b|"
-    r"元|万|亿|千|百|米|公里|公顷|平方|立方|千克|公斤|克|吨|升|个|次|天|小时|分钟|秒|岁|人|家|台|件|户|股)",
-    re.IGNORECASE)
+# After a number, a unit makes it an amount: symbols and SI units here, each language's
+# words in its lexicon (``amount_units``: "percent", "Stunden", "元").
+_unit_after = lang.compiled(lambda: re.compile(
+    r"^\s*(?:%|‰|[kmcµ]?[gmlt]\b|kb\b|mb\b|gb\b|tb\b|kw\b|mw\b|w\b|v\b|"
+    r"hz\b|khz\b|mhz\b|ms\b|s\b|sec|min\b|h\b|eur\b|usd\b|yuan\b|rmb\b|"
+    rf"{lang.pattern(lambda x: x.amount_units)})",
+    re.IGNORECASE))
 _CJK_DIGITS = "〇一二三四五六七八九"
 _CJK_DIGITS_ZERO = "零一二三四五六七八九"
 
@@ -67,17 +70,20 @@ class Anchors:
 
 
 def anchors(question: str, language: str) -> Anchors:
-    """The numbers and names of ``question`` (language "en", "de" or "zh"), in order."""
+    """The numbers and names of ``question`` (language "en", "de", "zh": a lexicon's code),
+    in order."""
     text = unicodedata.normalize("NFKC", question)
     numbers = [m.group() for m in _NUMBER.finditer(text) if _is_handle(text, m)]
+    lexicon = lang.get(language)
+    cjk = lexicon is not None and lexicon.script == "cjk"
     names: list[str] = []
     for match in _WORD.finditer(text):
         word = match.group()
         if not word.isalpha():
             continue
-        if _INNER_CAPITAL.search(word) or (language == "zh" and len(word) >= 2):
+        if _INNER_CAPITAL.search(word) or (cjk and len(word) >= 2):
             names.append(word)
-    if language == "en":
+    if lexicon is not None and lexicon.names_capitalised:
         names += [m.group() for m in _ENGLISH_NAME.finditer(text)]
     names += [m.group() for m in _VERSIONED.finditer(text)]
     return Anchors(tuple(dict.fromkeys(numbers)), tuple(dict.fromkeys(names)))
@@ -93,7 +99,7 @@ def _is_handle(text: str, match: re.Match[str]) -> bool:
         return False
     if _ARITHMETIC.search(before[-3:]) or _ARITHMETIC.search(after[:3]):
         return False
-    return not (_CURRENCY_BEFORE.search(before) or _UNIT_AFTER.match(after[:12]))
+    return not (_CURRENCY_BEFORE.search(before) or _unit_after().match(after[:12]))
 
 
 @lru_cache(maxsize=1024)

@@ -24,27 +24,26 @@ from __future__ import annotations
 
 import re
 
+from desktop_app.core.text import lang
+
 __all__ = ["asks_for_listing", "reads_as_listing"]
 
 _PAGES = r"\d{1,4}(?:n\d*)?(?:\s*[–—-]\s*\d{1,4})?"  # 107 / 141–44 / 319n / 328n2
 _INDEX_ENTRY = re.compile(rf"^(?=.*[^\W\d_]).{{1,80}}?,\s+{_PAGES}(?:,\s+{_PAGES})*,?$")
-_SEE = re.compile(r"^.{1,80}?,\s+(?:siehe|see|s\.|vgl\.)\s", re.IGNORECASE)
+_see = lang.compiled(lambda: re.compile(
+    rf"^.{{1,80}}?,\s+(?:{lang.pattern(lambda x: x.see_also, latin_bounds=False)})\s", re.IGNORECASE))
 _PAGE_RUN = re.compile(rf"^{_PAGES}(?:,\s+{_PAGES})+,?$")
 _LEADER = re.compile(r"(?:\.\s*){4,}\s*\d{1,4}$|…{2,}\s*\d{1,4}$")
 
-# Words naming a document's parts or its listings, in English, German and Chinese.
-_PARTS = re.compile(
-    r"\b(?:contents|chapters?|sections?|index|appendix|appendices|inhaltsverzeichnis|inhalt|"
-    r"kapitel\w*|abschnitt\w*|stichwortverzeichnis|register|verzeichnis|anhang)\b"
-    r"|目录|目次|索引|附录|章节|第\s*[\d一二三四五六七八九十百零〇]+\s*[章节]|[几多少各每]\s*章",
-    re.IGNORECASE)
+# Words naming a document's parts or its listings, in every language (``document_parts``).
+_parts = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.document_parts), re.IGNORECASE))
 
 MIN_ENTRIES = 6
 MIN_SHARE = 0.6
 
 
 def _is_entry(line: str) -> bool:
-    return bool(_INDEX_ENTRY.match(line) or _SEE.match(line) or _PAGE_RUN.match(line)
+    return bool(_INDEX_ENTRY.match(line) or _see().match(line) or _PAGE_RUN.match(line)
                 or _LEADER.search(line))
 
 
@@ -62,4 +61,4 @@ def reads_as_listing(text: str) -> bool:
 def asks_for_listing(question: str) -> bool:
     """Whether ``question`` names a document's parts (chapters, sections, its contents or
     index): its answer may be a contents or index page, which then keeps its place."""
-    return _PARTS.search(question) is not None
+    return _parts().search(question) is not None

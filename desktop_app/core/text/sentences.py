@@ -4,7 +4,8 @@ the sentence they end, table rows of a passage as units of their own) and which 
 belong to which sentence. Qt-free, no asyncio.
 
 The tracker, the verifier and the evidence localisation all split with this module; the
-marker grammar is core/text/markers.py, words and CJK are core/text/words.py.
+marker grammar is core/text/markers.py, words and CJK are core/text/words.py, the
+abbreviations of each language its lexicon (core/text/lang/).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from desktop_app.core.text import lang
+from desktop_app.core.text.lang import CJK_CHAR
 from desktop_app.core.text.markers import marker_end, strip_markers
-from desktop_app.core.text.words import CJK_CHAR
 from desktop_app.core.types import Citations, Span
 
 
@@ -30,32 +32,20 @@ _CJK_TERMINATORS = "。！？；"
 _TERMINATORS = _CJK_TERMINATORS + "!?;"
 _CLOSERS = "\"'”’)）」』》〉*"
 _HSPACE = " \t\u00a0\u3000"
-_ALWAYS_ABBREV = frozenset(
-    "mr mrs ms dr prof sr jr st vs cf al approx ca resp viz dept est "
-    "bzw vgl usw ggf inkl bspw evtl".split()  # German: bzw. vgl. usw.
-)
-_SENTENCE_STARTERS = frozenset(
-    "the this that these those it its he she they we you i in on at as for however but and "
-    "there a an if when while after before since so thus therefore also".split()
-)
-_NUMBERED_ABBREV = frozenset(
-    "no nos nr fig figs sec secs p pp art arts eq eqs vol ch chap ref refs tab para abb "
-    "jan feb mar apr jun jul aug sep sept oct nov dec "
-    "s abs kap bd aufl ziff rn tz anm lit hs abschn nrn".split()  # German: § 5 Abs. 2, S. 301
-)
+# Words of each language (core/text/lang/): abbreviations a full stop does not end a
+# sentence after ("Dr.", "bzw."), those that stand before a number ("Fig. 3", "Abs. 2"), the
+# words a sentence may start with after "U.S.", and the nouns after an ordinal ("28. Oktober").
+_always_abbrev = lang.compiled(lambda: lang.words("abbreviations"))
+_sentence_starters = lang.compiled(lambda: lang.words("sentence_starters"))
+_numbered_abbrev = lang.compiled(lambda: lang.words("numbered_abbreviations"))
+_ordinal_next = lang.compiled(lambda: re.compile(
+    rf"(?:{lang.pattern(lambda x: x.ordinal_nouns, latin_bounds=False)})\b"))
 _BULLET_RE = re.compile(
     r"[ \t]*(?:[-*•·+][ \t]|\d{1,3}[.)][ \t]|\d{1,3}、|[(（]\d{1,3}[)）]|"
     r"[一二三四五六七八九十]{1,3}、|#{1,6}[ \t]|\|)"
 )
 # two numeric columns ("126, 0, 124" is a list in a sentence, not columns)
 _TABLE_ROW_RE = re.compile(r"\d(?:[\d.]|,\d)*%?[ \t]+[-(]?\d[\d,.]*%?")
-# After a German ordinal ("28.") these words continue the sentence.
-_GERMAN_ORDINAL_NEXT = re.compile(
-    r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November|"
-    r"Dezember|Auflage|Aufl|Ausgabe|Jahrhundert|Jahrhunderts|Kapitel|Kapitels|Abschnitt|Abschnitts|"
-    r"Absatz|Absatzes|Satz|Satzes|Lemma|Definition|Übung|Übungsblatt|Vorlesung|Woche|Stelle|"
-    r"Mal|Klasse|Ordnung|Grades|Grad|Stock|Platz)\b"
-)
 _WORD_BEFORE = re.compile(r"([A-Za-z]+(?:\.[A-Za-z]+)*)$")
 
 
@@ -89,7 +79,7 @@ def _period_ends(text: str, i: int) -> bool:
     match = _WORD_BEFORE.search(head)
     word = match.group(1) if match else ""
     low = word.lower()
-    if c.isdigit() and low in _NUMBERED_ABBREV:
+    if c.isdigit() and low in _numbered_abbrev():
         return False  # "Abs. 2", "S. 301", also wrapped before its number ("auf S.\n301f")
     if "\n" in text[i + 1 : j]:
         return True
@@ -99,23 +89,23 @@ def _period_ends(text: str, i: int) -> bool:
         return False
     if re.fullmatch(r"[ \t]*\d{1,3}", head):
         return False  # "1. First item"
-    if re.search(r"(?:^|[\s(])\d{1,4}$", head) and _GERMAN_ORDINAL_NEXT.match(text, j):
-        return False  # a German ordinal: "am 28. Oktober", "die 3. Auflage", "im 19. Jahrhundert"
+    if re.search(r"(?:^|[\s(])\d{1,4}$", head) and _ordinal_next().match(text, j):
+        return False  # an ordinal: "am 28. Oktober", "die 3. Auflage", "im 19. Jahrhundert"
     if "." in word:  # e.g. i.e. U.S.: a sentence ends there only before a typical first word
         following = re.match(r"[A-Za-z]+", text[j:])
-        return following is not None and following.group().lower() in _SENTENCE_STARTERS
-    if low in _ALWAYS_ABBREV:
+        return following is not None and following.group().lower() in _sentence_starters()
+    if low in _always_abbrev():
         return False  # Dr. vs. cf.
     following = re.match(r"[A-Za-z]+\.?", text[j:])
     if len(word) == 1 and following is not None:
         if re.fullmatch(r"[A-Za-z]\.", following.group()):
             return False  # "U. S.", "z. B.", "d. h.": spaced initials
-        starter = following.group().rstrip(".").lower() in _SENTENCE_STARTERS
+        starter = following.group().rstrip(".").lower() in _sentence_starters()
         if re.search(r"(?:^|[\s(])[A-Za-z]\.[ \t]?[A-Za-z]$", head) and not starter:
             return False  # the end of spaced initials: "U. S. Army", "d. h. Werte"
         if word.isupper() and not starter:
             return False  # an initial: "John F. Kennedy"
-    return not (low in _NUMBERED_ABBREV and c in "(（")
+    return not (low in _numbered_abbrev() and c in "(（")
 
 
 def _newline_splits(text: str, i: int, table_rows: bool) -> bool:

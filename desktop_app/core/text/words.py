@@ -20,62 +20,44 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
 
+from desktop_app.core.text import lang
+from desktop_app.core.text.lang import CJK_CHAR, CJK_RANGES
+
+__all__ = [
+    "CJK_CHAR", "CJK_RANGES", "claim_stopwords", "cjk_share", "is_cjk_char", "is_cjk_query",
+    "is_german", "languages", "query_terms", "question_language", "stem", "stopwords",
+    "term_counts", "term_id", "text_language", "tokenize",
+]
+
 TOKENIZER_VERSION = "4"
 
-CJK_RANGES = (
-    "\u3400-\u4dbf"  # CJK Extension A
-    "\u4e00-\u9fff"  # CJK Unified Ideographs
-    "\uf900-\ufaff"  # CJK Compatibility Ideographs
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\uac00-\ud7af"  # Hangul syllables
-)
 _TOKEN = re.compile(rf"([{CJK_RANGES}]+)|([^\W_]+)", re.UNICODE)
-CJK_CHAR = re.compile(rf"[{CJK_RANGES}]")  # the one definition of a CJK character
 _ALNUM_PART = re.compile(r"\d+|[^\W\d_]+")
 
-# Very common English and German function words, and the words questions are phrased
-# with: they carry no evidence and bloat postings.
-STOPWORDS = frozenset(
-    """a an and are as at be but by for from has have he her his i if in into is it its
-    of on or our she that the their them then there these they this to was we were what
-    when where which who whom why will with you your do does did not no can could would
-    should may might must shall been being than so such also about over under between
-    how according please
-    der die das und ist von zu den mit sich des auf für im dem nicht ein eine als auch es
-    an werden aus er hat dass sie nach wird bei einer um am sind noch wie einem über einen
-    so zum war haben nur oder aber vor zur bis mehr durch man""".split()
-)
+# Very common function words, and the words questions are phrased with: they carry no
+# evidence and bloat postings (each language's ``stopwords``, core/text/lang/).
+_stopwords = lang.compiled(lambda: lang.words("stopwords"))
 # Words a claim can drop without changing what it states (the verifier's content words
 # leave these out): the function words above, and the words answers use about sources.
-CLAIM_STOPWORDS = STOPWORDS | frozenset(
-    """a about above according after all als also although am an and another answer any are as
-    at auch auf aus based be because been before bei being below between billion bn both
-    but by can cent context could das dem den der des did die do document documents does
-    doing during e.g each ein eine einem einen einer either es etc every for from für had
-    has have having he her here him his how i i.e if im in into is ist it it's its just
-    kann least less may me mention mentioned mentions might million mit more most must my
-    nach neither nicht no nor not note notes oder of on only onto or other our over own
-    passage passages per percent provided said same say says shall she should show shown
-    shows sich since sind so some source sources state stated states such text than that
-    the their theirs them then there these they this those though thousand through to
-    trillion und under until upon us very via von was we werden were what when where
-    whether which while who whom whose why will wird with within without would yes yet you
-    your zu""".split()
-)
+_claim_stopwords = lang.compiled(lambda: lang.words("stopwords") | lang.words("claim_stopwords"))
 # Words that say how to answer rather than what about ("Explain...", "Give the answer
-# rounded to two decimal places"): indexed like any text, not searched for unless the
-# question has nothing else.
-QUESTION_WORDS = frozenset(
-    """answer answers answered question questions explain explained give given response respond
-    describe list listed calculate calculated round rounded decimal decimals format formatted
-    directly assume provide tell show shown mentioned using utilizing utilising relying rely
-    based primarily please kindly document documents""".split()
-)
-# Chinese question words: indexed like any text, but not searched for.
-CJK_QUESTION_TERMS = frozenset(
-    """什么 多少 哪些 哪个 哪一 哪几 哪里 怎么 怎样 如何 为什 是否 是什 是多 是哪 几种 几款
-    几个 请问 吗""".split()
-)
+# rounded to two decimal places"; Chinese 什么, 多少): indexed like any text, not searched
+# for unless the question has nothing else.
+_question_words = lang.compiled(lambda: lang.words("question_words", lang.latin()))
+_cjk_question_terms = lang.compiled(
+    lambda: lang.words("question_words", [x for x in lang.all_lexicons() if x.script == "cjk"]))
+
+
+def stopwords() -> frozenset[str]:
+    """The stopwords of every registered language."""
+    return _stopwords()
+
+
+def claim_stopwords() -> frozenset[str]:
+    """The words a claim can drop without changing what it states, in every language."""
+    return _claim_stopwords()
+
+
 # A CJK character of a longer run also comes as bigrams: at query time it counts this much.
 CJK_UNIGRAM_WEIGHT = 0.2
 
@@ -107,6 +89,7 @@ def _scan(text: str, keep_stopwords: bool, skip: frozenset[str] = frozenset()) -
     and digits also yields its parts of two or more characters: ``fy2018`` gives
     ``fy2018 fy 2018``, so "FY2018" finds "fiscal 2018"."""
     text = unicodedata.normalize("NFKC", text).lower()
+    stop = _stopwords()
     for match in _TOKEN.finditer(text):
         cjk, word = match.groups()
         if cjk:
@@ -117,7 +100,7 @@ def _scan(text: str, keep_stopwords: bool, skip: frozenset[str] = frozenset()) -
                 yield cjk[i : i + 2], False
             for char in cjk:
                 yield char, True
-        elif word and (keep_stopwords or word not in STOPWORDS) and len(word) <= 40 and word not in skip:
+        elif word and (keep_stopwords or word not in stop) and len(word) <= 40 and word not in skip:
             yield stem(word), False
             if not word.isalpha() and not word.isdigit():
                 for part in _ALNUM_PART.findall(word):
@@ -139,11 +122,13 @@ def term_counts(text: str) -> Counter[str]:
 def query_terms(text: str) -> dict[str, float]:
     """The BM25 terms of a question with their weights: how often each occurs, a CJK
     character of a longer run counting :data:`CJK_UNIGRAM_WEIGHT`, and question words
-    (:data:`QUESTION_WORDS`, 什么, 多少) left out. A question of stopwords only keeps them."""
+    (each language's ``question_words``: "explain", 什么, 多少) left out. A question of
+    stopwords only keeps them."""
     weights: dict[str, float] = {}
-    for keep, skip in ((False, QUESTION_WORDS), (True, frozenset())):
+    cjk_questions = _cjk_question_terms()
+    for keep, skip in ((False, _question_words()), (True, frozenset[str]())):
         for term, unigram in _scan(text, keep, skip):
-            if term not in CJK_QUESTION_TERMS:
+            if term not in cjk_questions:
                 weights[term] = weights.get(term, 0.0) + (CJK_UNIGRAM_WEIGHT if unigram else 1.0)
         if weights:
             break
@@ -169,7 +154,9 @@ def cjk_share(text: str) -> float:
     return sum(1 for c in letters if CJK_CHAR.match(c)) / len(letters)
 
 
-LANGUAGES = ("en", "zh", "de")  # the languages Folio prompts and answers in
+def languages() -> tuple[str, ...]:
+    """The languages Folio prompts and answers in: every registered lexicon's code."""
+    return lang.codes()
 
 
 def is_cjk_query(text: str) -> bool:
@@ -179,69 +166,76 @@ def is_cjk_query(text: str) -> bool:
     if cjk_share(text) >= 0.3:
         return True
     cjk = sum(1 for c in text if CJK_CHAR.match(c))
-    return cjk >= 2 and cjk >= len(_LATIN_WORD.findall(text))
+    return cjk >= 2 and cjk >= len(_latin_word().findall(text))
 
 
-# Function words that tell a German question from an English one (the two Latin-script
-# languages Folio answers in). Words both languages share ("in", "was") are left out.
-_GERMAN_WORDS = frozenset(
-    "der die das den dem des ein eine einer eines einem einen und oder nicht ist sind wird werden "
-    "wurde wurden kann können muss müssen soll sollen darf welche welcher welches welchen wie wo "
-    "wann warum wieso wer wen wem wessen mit von für auf aus bei nach über unter zwischen durch "
-    "gegen ohne sich auch noch nur schon wenn dass ob im am zum zur vom beim es sie er wir ihr "
-    "gibt heißt heisst bedeutet nennt man hat haben jede jeder jedes alle kein keine dieser diese "
-    "dieses bis seit zwei drei vier fünf sechs sieben acht neun zehn".split()
-)
-_ENGLISH_WORDS = frozenset(
-    "the a an and or not is are was were be been will would can could must should may might "
-    "what which who whom whose how where when why does do did of for on with from by at to "
-    "this that these those it its there their they he she we you".split()
-)
-_LATIN_WORD = re.compile(r"[A-Za-zÄÖÜäöüß]+")
+# A word of a Latin-script language: A-Z and the letters its lexicon adds (ä, ß).
+_latin_word = lang.compiled(
+    lambda: re.compile(f"[A-Za-z{''.join(dict.fromkeys(c for x in lang.latin() for c in x.letters))}]+"))
 
 
-def _function_words(text: str) -> tuple[list[str], int, int]:
+def _function_words(text: str) -> tuple[list[str], dict[str, int]]:
     """The Latin words of ``text`` (lower case, two letters or more: not "A" of "A5"), and
-    how many of them are German and English function words."""
-    found = [w.lower() for w in _LATIN_WORD.findall(text) if len(w) > 1]
-    return found, sum(w in _GERMAN_WORDS for w in found), sum(w in _ENGLISH_WORDS for w in found)
+    how many of them are each Latin-script language's function words."""
+    found = [w.lower() for w in _latin_word().findall(text) if len(w) > 1]
+    return found, {x.code: sum(w in x.function_words for w in found) for x in lang.latin()}
+
+
+def _cjk_code() -> str | None:
+    return next((x.code for x in lang.all_lexicons() if x.script == "cjk"), None)
 
 
 def text_language(text: str) -> str | None:
     """The language a passage is written in, when its words say so plainly: "zh" for
-    mostly CJK text, "de" or "en" when its German function words outnumber its English
-    ones (or the reverse) by two to one, at least three of them; None for what they do
-    not tell apart (a formula, a table, a list of names)."""
+    mostly CJK text, a Latin-script language when its function words outnumber every other
+    one's by two to one, at least three of them; None for what they do not tell apart (a
+    formula, a table, a list of names)."""
     if is_cjk_query(text):
-        return "zh"
-    _, german, english = _function_words(text)
-    if german >= 3 and german >= 2 * english:
-        return "de"
-    if english >= 3 and english >= 2 * german:
-        return "en"
+        return _cjk_code()
+    _, counts = _function_words(text)
+    for code, count in counts.items():
+        others = max((n for c, n in counts.items() if c != code), default=0)
+        if count >= 3 and count >= 2 * others:
+            return code
     return None
 
 
+def _reads_as(lexicon: lang.Lexicon, text: str, found: list[str], counts: dict[str, int]) -> bool:
+    """Whether a Latin-script question reads as ``lexicon``'s language rather than the
+    default one: more of its function words (at least two), or one with a letter of its
+    own in the text, or one of its openers first before a word the default lacks."""
+    mine, default = counts[lexicon.code], counts.get(lang.DEFAULT, 0)
+    if mine > default and mine >= 2:
+        return True
+    if mine >= 1 and mine >= default and any(c in text for c in lexicon.letters):
+        return True
+    default_lexicon = lang.get(lang.DEFAULT)
+    default_words = default_lexicon.function_words if default_lexicon is not None else frozenset()
+    return (mine >= 1 and mine >= default and len(found) > 1 and found[0] in lexicon.openers
+            and found[1] not in default_words and text.lstrip().startswith(found[0].capitalize() + " "))
+
+
 def is_german(text: str) -> bool:
-    """Whether a Latin-script question reads as German: more German function words than
-    English ones (at least two), or one with an umlaut or ß in the text."""
-    found, german, english = _function_words(text)
-    if german > english and german >= 2:
-        return True
-    if german >= 1 and german >= english and any(c in text for c in "ÄÖÜäöüß"):
-        return True
-    # "Was besagt der Fixpunktsatz?": a leading "Was" before a word English does not have
-    return (german >= 1 and german >= english and len(found) > 1 and found[0] == "was"
-            and found[1] not in _ENGLISH_WORDS and text.lstrip().startswith("Was "))
+    """Whether a Latin-script question reads as German (see :func:`question_language`)."""
+    german = lang.get("de")
+    if german is None:
+        return False
+    found, counts = _function_words(text)
+    return _reads_as(german, text, found, counts)
 
 
 def question_language(text: str, setting: str = "auto") -> str:
-    """The language a question is answered in: the setting when it names one ("en", "zh",
-    "de"), else "zh" for a question mostly in CJK characters, "de" for one that reads as
-    German and "en" for any other. The one place this is decided: retrieval, the evidence
-    gate and the prompt all ask here."""
-    if setting in LANGUAGES:
+    """The language a question is answered in: the setting when it names a registered one,
+    else the CJK language for a question mostly in CJK characters, a Latin-script language
+    the question reads as (more of its function words than the default's), and the default
+    ("en") for any other. The one place this is decided: retrieval, the evidence gate and
+    the prompt all ask here."""
+    if setting in lang.codes():
         return setting
     if is_cjk_query(text):
-        return "zh"
-    return "de" if is_german(text) else "en"
+        return _cjk_code() or lang.DEFAULT
+    found, counts = _function_words(text)
+    readings = [x for x in lang.latin() if x.code != lang.DEFAULT and _reads_as(x, text, found, counts)]
+    if not readings:
+        return lang.DEFAULT
+    return max(readings, key=lambda x: counts[x.code]).code

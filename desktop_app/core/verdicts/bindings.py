@@ -12,27 +12,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from desktop_app.core.text import lang
+from desktop_app.core.text.lang import CJK_RANGES
+
 Units = Callable[[str], Mapping[str, float]]
 
 # ----------------------------------------------------------------- conditions after the statement
-# Markers that make what they govern conditional wherever they stand ("X if Y", "X unless Y");
-# "when" and "如" are left out: they mostly say when something happens, not whether.
-_CONDITION = re.compile(
-    r"\b(?:if|unless|only if|only when|provided(?: that)?|as long as|in case|wenn|falls|sofern)\b"
-    r"|除非|如果|假如|倘若|只有|只要|仅当|一旦|若",
-    re.IGNORECASE,
-)
-_CLAIM_CONDITION = re.compile(
-    r"\b(?:if|unless|only|when|whenever|provided|as long as|in case|wenn|falls|sofern|nur)\b"
-    r"|除非|如果|假如|倘若|只有|只要|仅|一旦|若|时|如",
-    re.IGNORECASE,
-)
-_CONDITION_STOP = re.compile(r"[,，.;；。!?！？]|\bthen\b|那么|则")
+# Markers that make what they govern conditional wherever they stand ("X if Y", "X unless
+# Y"): each language's ``conditions`` (core/text/lang/); the looser "when", "如" mostly say
+# when something happens, not whether. A claim states a condition or scope of its own with
+# any of them, or with "only", "时" (``scope_words``).
+_condition = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.conditions), re.IGNORECASE))
+_claim_condition = lang.compiled(lambda: re.compile(
+    lang.pattern(lambda x: (*x.conditions, *x.loose_conditions, *x.scope_words)), re.IGNORECASE))
+_condition_stop = lang.compiled(lambda: re.compile(
+    rf"[,，.;；。!?！？]|{lang.pattern(lambda x: x.consequences)}", re.IGNORECASE))
 
 
 def states_condition(claim: str) -> bool:
     """Whether the claim states a condition or scope of its own ("if", "only", "时")."""
-    return bool(_CLAIM_CONDITION.search(claim))
+    return bool(_claim_condition().search(claim))
 
 
 def _share(units: Units, text: str, claim_units: Mapping[str, float]) -> float:
@@ -49,7 +48,7 @@ def dropped_condition(units: Units, claim: str, claim_units: Mapping[str, float]
     of unbounded length". None when the claim states a condition of its own."""
     if states_condition(claim):
         return None
-    for m in _CONDITION.finditer(sentence, start + 1):
+    for m in _condition().finditer(sentence, start + 1):
         before = sentence[start : m.start()]
         if _share(units, before, claim_units) < 0.3 or sum(
             w for u, w in units(before).items() if u in claim_units
@@ -57,7 +56,7 @@ def dropped_condition(units: Units, claim: str, claim_units: Mapping[str, float]
             return None  # the condition is not after the claim's words
         if m.start() > end and re.search(r"[,，]", sentence[end : m.start()].strip(" ,，")):
             return None  # another clause lies between: the condition may be that clause's
-        stop = _CONDITION_STOP.search(sentence, m.end())
+        stop = _condition_stop().search(sentence, m.end())
         condition = sentence[m.end() : stop.start() if stop is not None else len(sentence)]
         if not units(condition):
             return None
@@ -68,30 +67,33 @@ def dropped_condition(units: Units, claim: str, claim_units: Mapping[str, float]
 
 
 # ----------------------------------------------------------------- possessors
-_PARTIES = [
-    ("client", "server"), ("buyer", "seller"), ("lessor", "lessee"), ("landlord", "tenant"),
-    ("employer", "employee"), ("plaintiff", "defendant"), ("sender", "recipient|receiver"),
-    ("user", "provider"), ("parent", "child"),
-    ("甲方", "乙方"), ("买方", "卖方"), ("出租人", "承租人"), ("原告", "被告"), ("客户端", "服务器|服务端"),
-    ("父", "子"),
-]
-_COUNTERPART: dict[str, str] = {}
-for _a, _b in _PARTIES:
-    for _x in _a.split("|"):
-        _COUNTERPART[_x] = _b
-    for _y in _b.split("|"):
-        _COUNTERPART[_y] = _a
-_PARTY = "|".join(sorted(_COUNTERPART, key=len, reverse=True))
-_OWNED_EN = re.compile(rf"\b({_PARTY})(?:s?['’]s?)\s+(?:own\s+)?([a-z][a-z-]+)", re.IGNORECASE)
-_OF_EN = re.compile(rf"\b([a-z][a-z-]+)\s+of\s+(?:the|a|an|each|every)\s+({_PARTY})s?\b", re.IGNORECASE)
-_OWNED_ZH = re.compile(rf"({_PARTY})的?([\u4e00-\u9fff]{{2}})")
+def _counterparts() -> dict[str, str]:
+    """Each party of every language's ``parties`` and its counterpart ("client" -> "server")."""
+    out: dict[str, str] = {}
+    for lexicon in lang.all_lexicons():
+        for a, b in lexicon.parties:
+            out.update(dict.fromkeys(a.split("|"), b))
+            out.update(dict.fromkeys(b.split("|"), a))
+    return out
+
+
+def _owned_patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    party = "|".join(sorted(_counterparts(), key=len, reverse=True)) or r"(?!)"
+    return (re.compile(rf"\b({party})(?:s?['’]s?)\s+(?:own\s+)?([a-z][a-z-]+)", re.IGNORECASE),
+            re.compile(rf"\b([a-z][a-z-]+)\s+of\s+(?:the|a|an|each|every)\s+({party})s?\b", re.IGNORECASE),
+            re.compile(rf"({party})的?([{CJK_RANGES}]{{2}})"))
+
+
+_COUNTERPART = lang.compiled(_counterparts)
+_OWNED = lang.compiled(_owned_patterns)
 
 
 def _owned(text: str) -> set[tuple[str, str]]:
     """(party, thing) pairs: "client's nonce" and "nonce of the client" -> (client, nonce)."""
-    pairs = {(m.group(1).lower(), m.group(2).lower().rstrip("s")) for m in _OWNED_EN.finditer(text)}
-    pairs |= {(m.group(2).lower(), m.group(1).lower().rstrip("s")) for m in _OF_EN.finditer(text)}
-    pairs |= {(m.group(1), m.group(2)) for m in _OWNED_ZH.finditer(text) if len(m.group(1)) > 1}
+    owned, of, owned_cjk = _OWNED()
+    pairs = {(m.group(1).lower(), m.group(2).lower().rstrip("s")) for m in owned.finditer(text)}
+    pairs |= {(m.group(2).lower(), m.group(1).lower().rstrip("s")) for m in of.finditer(text)}
+    pairs |= {(m.group(1), m.group(2)) for m in owned_cjk.finditer(text) if len(m.group(1)) > 1}
     return pairs
 
 
@@ -100,7 +102,7 @@ def swapped_owner(claim: str, passage: str) -> tuple[str, str] | None:
     server's nonce) and the passage gives it only to the other (the client's nonce)."""
     theirs = _owned(passage)
     for party, thing in _owned(claim):
-        other = _COUNTERPART.get(party)
+        other = _COUNTERPART().get(party)
         if other is None or (party, thing) in theirs:
             continue
         if any(p in other.split("|") and t == thing for p, t in theirs):

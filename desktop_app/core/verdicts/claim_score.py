@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, question_language, text_language
+from desktop_app.core.text import lang
+from desktop_app.core.text.lang import CJK_CHAR, CJK_RANGES
+from desktop_app.core.text.words import question_language, text_language
 from desktop_app.core.types import Span, Verdict
 from desktop_app.core.verdicts import meaning
 from desktop_app.core.verdicts.claim_units import analyse, content_units, unmatched_weight
@@ -226,15 +228,13 @@ def _repeats(claim: str) -> bool:
     )
 
 
-_FRAGMENT_START = re.compile(
-    r"^(?:and|or|but|nor|which|whose|whom|than|because|whereas|of|to|for|with|by|from|the|a|an)\b")
-_FRAGMENT_END = re.compile(
-    r"\b(?:the|a|an|of|to|and|or|for|with|by|from|in|on|at|is|are|was|were|that|which)\W*$"
-    r"|[和与及或对把被]\W*$")
+# Each language's words a sentence cannot start or end with (``fragment_starts``, ``fragment_ends``).
+_FRAGMENT_START = lang.compiled(lambda: re.compile(rf"^(?:{lang.pattern(lambda x: x.fragment_starts)})"))
+_FRAGMENT_END = lang.compiled(lambda: re.compile(rf"(?:{lang.pattern(lambda x: x.fragment_ends)})\W*$"))
 
 
 def _fragment(claim: str) -> bool:
     """A piece of a sentence: it starts mid-sentence (a lower-case "and", "which", "of"...)
     or breaks off after a word that needs more ("... of the")."""
     text = re.sub(r"\s*\[[^\]]*\]\s*", " ", claim).strip()
-    return bool(_FRAGMENT_START.match(text) or _FRAGMENT_END.search(text.rstrip(".。!！ ")))
+    return bool(_FRAGMENT_START().match(text) or _FRAGMENT_END().search(text.rstrip(".。!！ ")))

@@ -13,59 +13,61 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from desktop_app.core.text import lang
+from desktop_app.core.text.lang import CJK_CHAR, CJK_RANGES
 from desktop_app.core.text.sentences import Sentence, split_sentences
-from desktop_app.core.text.words import CJK_CHAR, CJK_RANGES, CLAIM_STOPWORDS, stem
+from desktop_app.core.text.words import claim_stopwords, stem
 from desktop_app.core.types import Span
 from desktop_app.core.verdicts.claims import Number, numbers_in, plain_text
 
 __all__ = [
-    "CJK_CHAR_WEIGHT", "LIGHT_STEMS", "LIGHT_WEIGHT", "Analysed", "analyse", "content_units",
-    "unmatched_weight",
+    "CJK_CHAR_WEIGHT", "LIGHT_WEIGHT", "Analysed", "analyse", "content_units",
+    "light_stems", "unmatched_weight",
 ]
 
 CJK_CHAR_WEIGHT = 0.5  # single CJK characters count half as much as bigrams
 LIGHT_WEIGHT = 0.5  # generic words ("value", "resulted", "signals") count half
 
-_CN_PARTICLES = "的了着吗呢吧啊呀"
-_CN_FUNCTION_CHARS = frozenset(
-    "的了着吗呢吧啊呀是在和与及或也都就而之其这那为对被把将于以等中有个上下一"
-)
-_CN_META = re.compile(
-    r"根据(提供的|所给的|上述|以上)?(资料|文档|文件|材料|来源|上下文|内容|规定)?[，,]?|"
-    r"(资料|文档|文件|材料|来源)(中)?(显示|表明|指出|提到|所述|记载)[，,：:]?"
-)
-_CN_NUMERALS = frozenset("零〇一二两三四五六七八九十百千万亿")
+# Of each language's lexicon: the CJK particles that split a run into words, its function
+# characters (not content alone), its phrases about the sources ("根据提供的资料"), its
+# numerals, and the words that name the kind of statement, not its content: a claim that
+# leaves them out or uses another one says the same thing ("a value of 126 signals" / "if
+# 126, ... are").
+_particles = lang.compiled(lambda: re.compile(
+    f"[{''.join(x.particles for x in lang.all_lexicons())}]" if any(x.particles for x in lang.all_lexicons())
+    else r"(?!)"))
+_function_chars = lang.compiled(lambda: lang.words("function_words", [x for x in lang.all_lexicons()
+                                                                      if x.script == "cjk"]))
+_source_phrases = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.source_phrases, latin_bounds=False)))
+_numerals = lang.compiled(lambda: frozenset("".join(x.numerals for x in lang.all_lexicons())))
+_light_words = lang.compiled(lambda: lang.words("light_words"))
+_light_stems = lang.compiled(lambda: frozenset(stem(w) for w in _light_words()))
+_latin_word = lang.compiled(lambda: re.compile(
+    "[a-z{0}][a-z0-9{0}]*".format("".join(dict.fromkeys(c for x in lang.latin() for c in x.letters.lower())))))
 
-# Words that name the kind of statement, not its content: a claim that leaves them out or
-# uses another one says the same thing ("a value of 126 signals" / "if 126, ... are").
-_LIGHT_WORDS = frozenset(
-    """value values field fields signal signals signaled signalled indicate indicates indicated
-    mean means meant result results resulted resulting use uses used using make makes made
-    show include includes included including contain contains contained number numbers long
-    total specific specifically called known given set sets type types kind way ways case
-    cases example order part parts go goes went gone get gets got take takes took taken come
-    comes came become becomes became against toward towards across along among around beyond
-    despite except inside outside near throughout""".split()
-)
-LIGHT_STEMS = frozenset(stem(w) for w in _LIGHT_WORDS)
+
+def light_stems() -> frozenset[str]:
+    """The stems of every language's ``light_words`` ("value", "resulted", "signals")."""
+    return _light_stems()
 
 
 def content_units(text: str) -> dict[str, float]:
     """Content units and their weights: stemmed words, CJK bigrams, CJK characters (half)."""
-    text = _CN_META.sub(" ", unicodedata.normalize("NFKC", text).lower())
+    text = _source_phrases().sub(" ", unicodedata.normalize("NFKC", text).lower())
+    stop, light, function_chars = claim_stopwords(), _light_words(), _function_chars()
     units: dict[str, float] = {}
-    for word in re.findall(r"[a-zäöüß][a-z0-9äöüß]*", text):
+    for word in _latin_word().findall(text):
         root = stem(word)
-        if len(root) > 1 and root not in CLAIM_STOPWORDS and word not in CLAIM_STOPWORDS:
-            units[root] = LIGHT_WEIGHT if word in _LIGHT_WORDS else 1.0
+        if len(root) > 1 and root not in stop and word not in stop:
+            units[root] = LIGHT_WEIGHT if word in light else 1.0
     for number in numbers_in(text):  # a number is content: "#21015324"
         units["#" + max(number.values, key=len)] = 1.0
     for run in re.findall(f"[{CJK_RANGES}]+", text):
-        for part in re.split(f"[{_CN_PARTICLES}]", run):
+        for part in _particles().split(run):
             for a, b in zip(part, part[1:], strict=False):
                 units[a + b] = 1.0
             for ch in part:
-                if ch not in _CN_FUNCTION_CHARS:
+                if ch not in function_chars:
                     units.setdefault(ch, CJK_CHAR_WEIGHT)
     return units
 
@@ -100,11 +102,12 @@ def unmatched_weight(units: Mapping[str, float], covered: set[str],
     word boundary, "入为", is not a word), single CJK characters and numbers not at all
     (numbers are checked by value)."""
     total = 0.0
+    numerals = _numerals()
     for unit, weight in units.items():
         if unit in covered or unit.startswith("#") or weight < 1.0:
             continue
         if CJK_CHAR.match(unit):
-            if any(ch not in passage and ch not in _CN_NUMERALS for ch in unit):
+            if any(ch not in passage and ch not in numerals for ch in unit):
                 total += 0.5
             continue
         total += 1.0

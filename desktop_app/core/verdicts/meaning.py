@@ -16,6 +16,8 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from desktop_app.core.text import lang
+from desktop_app.core.text.lang import CJK_RANGES
 from desktop_app.core.verdicts import bindings
 from desktop_app.core.verdicts.claims import Number, numbers_in
 
@@ -45,46 +47,37 @@ class Finding:
 
 
 # ----------------------------------------------------------------- polarity and modality
-_NEG_EN = re.compile(
-    r"\b(?:not|never|no|cannot|neither|nor|none|without)\b|n['’]t\b|\bunable\b|\bprohibit\w*"
-    r"|\b(?:prevented|forbidden|barred|precluded) from\b|\bforbid\w*",
-    re.IGNORECASE,
-)
-_NEG_ZH = re.compile(r"不(?!同|仅|但|论|过|久|断)|无需|无须|禁止|严禁|未(?!来)|没有|勿|非(?!常)")
-_NEG_DE = re.compile(r"\b(?:nicht|kein\w*|nie|niemals|ohne)\b", re.IGNORECASE)
-# bounds and idioms with a negation word that state no negation
-_NOT_NEG = re.compile(
-    r"\b(?:not only|no (?:later|more|less|fewer|longer) than|not (?:later|more|less|fewer) than"
-    r"|not exceed\w*|not necessarily|(?:if it )?were not for|were it not for|not just)\b|不得?(?:少于|多于|超过|低于|高于|大于|小于|迟于|早于)"
-    r"|不晚于|不早于|不超过|不少于|不低于",
-    re.IGNORECASE,
-)
-_MODALS = (
-    ("must", re.compile(r"\b(?:must|shall|required|requires?|mandatory|has to|have to|muss|müssen)\b"
-                        r"|必须|须|需|应当|务必|不得|禁止", re.IGNORECASE)),
-    ("should", re.compile(r"\b(?:should|recommended|ought|soll|sollte|sollen)\b|应该|应(?!用|答|对)|宜|不应",
-                          re.IGNORECASE)),
-    ("may", re.compile(r"\b(?:may|optional|optionally|can|could|might|allowed|permitted|kann|können|darf|dürfen)"
-                       r"\b|可以|可|允许|能够", re.IGNORECASE)),
-)
+# Each language's words (core/text/lang/): negations, the bounds and idioms that carry a
+# negation word but state none ("not only", "不超过"), and the obligation words.
+_negations = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.negations), re.IGNORECASE))
+_not_negation = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.not_negations), re.IGNORECASE))
+def _modal_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each obligation, strongest first, with every language's words for it."""
+    def of(name: str) -> re.Pattern[str]:
+        return re.compile(lang.pattern(lambda x: x.modals.get(name, ())), re.IGNORECASE)
+    return tuple((name, of(name)) for name in ("must", "should", "may"))
+
+
+_modals = lang.compiled(_modal_patterns)
+_not_modals = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.not_modals, latin_bounds=False)))
 
 
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"方可|才能|才可|可能", " ", text)  # "only then"; "perhaps": no obligation
+    text = _not_modals().sub(" ", text)  # "方可" (only then), "可能" (perhaps): no obligation
     # a name in brackets or quotes is not a statement: "304 (Not Modified)", "No-Cache"
     return re.sub(r"\((?:[A-Z][^()]*)\)|\"[^\"]*\"|“[^”]*”", " ", text)
 
 
 def negated(text: str) -> bool:
-    text = _NOT_NEG.sub(" ", _clean(text))
-    return bool(_NEG_EN.search(text) or _NEG_ZH.search(text) or _NEG_DE.search(text))
+    text = _not_negation().sub(" ", _clean(text))
+    return bool(_negations().search(text))
 
 
 def modality(text: str) -> str | None:
     """The strongest obligation word of ``text``: "must", "should", "may" or None."""
     text = _clean(text)
-    for name, pattern in _MODALS:
+    for name, pattern in _modals():
         if pattern.search(text):
             return name
     return None
@@ -93,42 +86,30 @@ def modality(text: str) -> str | None:
 def modalities(text: str) -> set[str]:
     """Every obligation word of ``text``: a subset of {"must", "should", "may"}."""
     text = _clean(text)
-    return {name for name, pattern in _MODALS if pattern.search(text)}
+    return {name for name, pattern in _modals() if pattern.search(text)}
 
 
 # ----------------------------------------------------------------- opposite words
-_ANTONYMS = [
-    (a, b) for pair in (
-        ("most", "least"), ("more", "less|fewer"), ("higher", "lower"), ("larger|bigger", "smaller"),
-        (r"increas\w*|rose|rise[sn]?|grew|grow\w*", r"decreas\w*|fell|fall\w*|declin\w*|dropp?\w*"),
-        ("simpler|simple|easier|easy", r"complex\w*|harder|hard|difficult"),
-        ("before", "after"), ("first", "last"), ("maximum|max", "minimum|min"),
-        ("agreed|accepted|granted|approved", "refused|declined|rejected|denied"),
-        (r"allow\w*|permit\w*", r"forbid\w*|prohibit\w*"), (r"includ\w*|keeps?", r"exclud\w*|removes?"),
-        ("always", "never"), (r"success\w*", r"fail\w*"), ("acceptable", "unacceptable"),
-        ("network byte order|big-endian", "little-endian"), ("english", "french|german|chinese"),
-        ("client", "server"), ("encrypted", "unencrypted|plain"),
-        ("最高", "最低"), ("增加|增长|上升|提高", "减少|下降|降低"), ("以上", "以下"), ("之前|以前", "之后|以后"),
-        ("二次", "三次"), ("快", "慢"), ("有损", "无损"), ("难以|更难|困难", "易于|容易"),
-        (r"bits?", r"bytes?"),
-        ("允许", "禁止"), ("包括", "不包括"), ("已经|已", "未经|尚未|未"), ("一致|相符", "不一致|不符"), ("大于|高于|多于", "小于|低于|少于"), ("首", "末"),
-    )
-    for a, b in (pair, pair[::-1])
-]
+def _antonyms() -> list[tuple[re.Pattern[str], re.Pattern[str]]]:
+    """Each language's opposite words, both ways round: a Latin-script language's as whole
+    words, case aside."""
+    out = []
+    for lexicon in lang.all_lexicons():
+        for pair in lexicon.antonyms:
+            for a, b in (pair, pair[::-1]):
+                if lexicon.script == "latin":
+                    out.append((re.compile(rf"\b(?:{a})\b", re.IGNORECASE), re.compile(rf"\b(?:{b})\b", re.IGNORECASE)))
+                else:
+                    out.append((re.compile(a), re.compile(b)))
+    return out
 
 
-def _word(pattern: str) -> re.Pattern[str]:
-    if re.match(r"[a-z\\(]", pattern):
-        return re.compile(rf"\b(?:{pattern})\b", re.IGNORECASE)
-    return re.compile(pattern)
-
-
-_ANTONYM_RES = [(_word(a), _word(b)) for a, b in _ANTONYMS]
+_antonym_res = lang.compiled(_antonyms)
 
 
 def opposite_word(claim: str, clause: str) -> str | None:
     """A word of ``claim`` whose opposite ``clause`` says instead ("least" for "most")."""
-    for mine, theirs in _ANTONYM_RES:
+    for mine, theirs in _antonym_res():
         m = mine.search(claim)
         if m and theirs.search(clause) and not mine.search(clause) and not theirs.search(claim):
             return m.group()
@@ -136,21 +117,19 @@ def opposite_word(claim: str, clause: str) -> str | None:
 
 
 # ----------------------------------------------------------------- conditions, attribution
-_CONDITION = re.compile(
-    r"\b(?:if|unless|only when|provided that|in case|whenever|wenn|falls|sofern)\b"
-    r"|除非|如果|若|假如|倘若|只有|一旦|如",
-    re.IGNORECASE,
-)
-_CONDITION_OPEN = re.compile(
-    r"\s*(?:\d{1,3}[.)、]\s*)?(?:if|unless|only if|provided that|in case|wenn|falls|sofern)\b"
-    r"|\s*(?:除非|如果|假如|倘若|若|只要|一旦)", re.IGNORECASE)
-_CONDITION_END = re.compile(r"\bthen\b|[,，;；:：]|那么|则|就")
-_ATTRIBUTION = re.compile(
-    r"\b(?:saying|claim(?:ed|ing|s)?|argu(?:ed|ing|es)|alleg(?:ed|ing|es)|contend(?:ed|ing|s)?"
-    r"|assert(?:ed|ing|s)?|believ(?:ed|ing|es))\s+that\b|声称|宣称|认为|主张|指控"
-    r"|\b(?:expects?|expected|anticipates?|forecasts?|plans?|intends?)\b|预计|预期|计划",
-    re.IGNORECASE,
-)
+# Conditions, once for every rule: a marker that makes what it governs conditional ("if",
+# "wenn", "如果"), and the looser ones that often only say when ("whenever", "如"); a clause
+# that opens with a condition; the "then" that ends the condition of "if A, then B".
+_conditions = lang.compiled(lambda: re.compile(
+    lang.pattern(lambda x: (*x.conditions, *x.loose_conditions)), re.IGNORECASE))
+_condition_open = lang.compiled(lambda: re.compile(
+    rf"\s*(?:\d{{1,3}}[.)、]\s*)?(?:{lang.pattern(lambda x: x.conditions)})", re.IGNORECASE))
+_condition_open_word = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.conditions), re.IGNORECASE))
+_then = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.consequences), re.IGNORECASE))
+_condition_end = lang.compiled(lambda: re.compile(
+    rf"{lang.pattern(lambda x: x.consequences)}|[,，;；:：]", re.IGNORECASE))
+# Someone's claim or plan, not a fact ("saying that", "expects", "预计").
+_attribution = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.attributions), re.IGNORECASE))
 
 
 def _share(units: Units, part: str, whole: Mapping[str, float]) -> float:
@@ -165,18 +144,18 @@ def _condition(units: Units, claim: str, claim_units: Mapping[str, float], sente
     condition governs the clause after it (after its "then" when it has one), not the
     clauses after that one ("if A, then B, and C": C is stated as a fact); a condition on
     another number than the claim's ("If 126, ...") is another case, not the claim's."""
-    if _CONDITION.search(claim) or _ATTRIBUTION.search(claim):
+    if _conditions().search(claim) or _attribution().search(claim):
         return None
     claim_values = {u for u in claim_units if u.startswith("#")}
-    inside = _antecedent(sentence, at) if not _REPORTED.search(claim) else None
+    inside = _antecedent(sentence, at) if not _reported().search(claim) else None
     if inside is not None:
         return inside
-    for m in _CONDITION.finditer(sentence[:at]):
-        end = _CONDITION_END.search(sentence, m.end() + 1)
+    for m in _conditions().finditer(sentence[:at]):
+        end = _condition_end().search(sentence, m.end() + 1)
         stop = end.start() if end is not None and end.start() < at else at
         if end is not None and end.group().lower() in (",", "，") and end.start() < at:
             # "if, as X had said, A, then B": the condition runs to "then" when there is one
-            then = re.search(r"\bthen\b|那么|则", sentence[m.end() : at])
+            then = _then().search(sentence[m.end() : at])
             stop = m.end() + then.start() if then else stop
         if re.search(r"[,，;；]", sentence[stop + 1 : at]):
             continue  # ``at`` lies beyond the clause the condition governs
@@ -189,45 +168,38 @@ def _condition(units: Units, claim: str, claim_units: Mapping[str, float], sente
     return None
 
 
-_REPORTED = re.compile(r"\b(?:said|says|say|stated|states|wrote|writes|argued|held|according to)\b"
-                       r"|称|表示|认为|指出", re.IGNORECASE)
+_reported = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.reported_speech), re.IGNORECASE))
 
 
 def _antecedent(sentence: str, at: int) -> str | None:
     """The "if" part of "if A, then B" when position ``at`` lies in A (the claim states
     the condition itself as a fact: "their land reached upwards" from "But if, as they
     had said, their land reached upwards, then ...")."""
-    then = re.search(r"\bthen\b|那么|则", sentence[at:])
+    then = _then().search(sentence[at:])
     if then is None:
         return None
-    opens = [m for m in _CONDITION.finditer(sentence[:at]) if m.group().lower() in
-             ("if", "unless", "wenn", "falls", "如果", "若", "假如", "倘若", "除非")]
-    if not opens or re.search(r"\bthen\b|那么|则", sentence[opens[-1].end() : at]):
+    opens = list(_condition_open_word().finditer(sentence[:at]))
+    if not opens or _then().search(sentence[opens[-1].end() : at]):
         return None
     return sentence[opens[-1].start() : at + then.start()].strip(" ,，")
 
 
 # ----------------------------------------------------------------- subjects
-_SUBJECT_END = re.compile(
-    r"\s(?:MUST|SHALL|SHOULD|MAY|must|shall|should|may|can|cannot|will|would|is|are|was|were|has|have"
-    r"|had|uses?|used|sends?|sent|keeps?|maintains?|needs?|gets?|receives?|returns?)\b"
-    r"|应当|应该|应|必须|不得|不应|可以|禁止|须|是|为",
-)
+_subject_end = lang.compiled(lambda: re.compile("|".join(
+    [rf"\s(?:{'|'.join(x.subject_ends)})\b" for x in lang.latin() if x.subject_ends]
+    + ["|".join(x.subject_ends) for x in lang.all_lexicons() if x.script == "cjk" and x.subject_ends])))
+_scope_opener = lang.compiled(lambda: re.compile(
+    rf"^\s*(?:{lang.pattern(lambda x: x.scope_openers, latin_bounds=False)})\b[^,]{{0,60}},\s*"))
 
 
 def subject(text: str) -> str:
     """The words before the first verb or modal: the thing a sentence speaks about."""
-    text = re.sub(r"^\s*(?:In|For|On|At|Under|With)\b[^,]{0,60},\s*", "", _clean(text).strip())
-    m = _SUBJECT_END.search(text)
+    text = _scope_opener().sub("", _clean(text).strip())
+    m = _subject_end().search(text)
     return text[: m.start()] if m is not None and m.start() <= 60 else ""
 
 
-_ROLES = re.compile(
-    r"\b(?:user agents?|origin servers?|clients?|servers?|prox(?:y|ies)|caches?|gateways?|tunnels?"
-    r"|senders?|recipients?|receivers?|endpoints?|browsers?|buyers?|sellers?|lessors?|lessees?"
-    r"|tenants?|landlords?|employers?|employees?|plaintiffs?|defendants?|intermediar(?:y|ies))\b"
-    r"|客户端|服务器|服务端|代理|甲方|乙方|买方|卖方|出租人|承租人|原告|被告"
-)
+_roles = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.roles)))
 
 
 # ----------------------------------------------------------------- the check
@@ -291,7 +263,7 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
     # 3. negation and modality of the clauses that state the claim
     strong = [c for m, c in scored if m >= 0.5 * scored[0][0]]
     claim_modal = modality(claim)
-    for part in _CLAIM_PARTS.split(_clean(claim)):
+    for part in _claim_parts().split(_clean(claim)):
         finding = _negation(part, units, [c for _, c in scored])
         if finding is not None:
             return finding
@@ -308,9 +280,9 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
     if finding is not None:
         return finding
     # 5. a condition or a report the claim states as a plain fact
-    conditional = bool(_CONDITION.search(claim) or bindings.states_condition(claim))
+    conditional = bool(_conditions().search(claim) or bindings.states_condition(claim))
     stated = [c for c in strong if _condition(units, claim, claim_units, c.sentence, c.start) is None
-              and (conditional or not _CONDITION_OPEN.match(c.text))
+              and (conditional or not _condition_open().match(c.text))
               and not _attributed(claim, c, units, claim_units)]
     if best not in stated or _dropped(units, claim, claim_units, best) is not None:
         # the clause that best states the claim holds only under a condition it leaves out
@@ -351,7 +323,7 @@ def ticked_box(claim: str, sentences: Sequence[str], units: Units) -> tuple[bool
     return None if ticked is None else (ticked[0], _quote_text(ticked[1]))
 
 
-_CLAIM_PARTS = re.compile(r"[,;，；]|\b(?:and|but|while|whereas|although)\b|并且|而且|但是|但|而")
+_claim_parts = lang.compiled(lambda: re.compile(rf"[,;，；]|{lang.pattern(lambda x: x.conjunctions)}"))
 
 
 def _negation(part: str, units: Units, clauses: Sequence[_Clause]) -> Finding | None:
@@ -385,7 +357,7 @@ def _negation(part: str, units: Units, clauses: Sequence[_Clause]) -> Finding | 
 def _unbracketed(text: str) -> str:
     """``text`` without its bracketed asides in Latin script (a Chinese bracket often holds
     what a figure is: "财务报表（未经审计）")."""
-    return re.sub(r"\([^()\u3400-\u9fff]*\)", " ", text)
+    return re.sub(rf"\([^(){CJK_RANGES}]*\)", " ", text)
 
 
 def _outside_brackets(text: str, words: Mapping[str, float], matched: float, units: Units) -> str | None:
@@ -403,11 +375,11 @@ def _outside_brackets(text: str, words: Mapping[str, float], matched: float, uni
 def _attributed(claim: str, clause: _Clause, units: Units,
                 claim_units: Mapping[str, float]) -> bool:
     """Whether the claim's words in ``clause`` follow a "saying that" the claim leaves out."""
-    if _ATTRIBUTION.search(claim):
+    if _attribution().search(claim):
         return False
     end = clause.start + len(clause.text)
     m = None
-    for m in _ATTRIBUTION.finditer(clause.sentence[:end]):  # noqa: B007 - the last match is wanted
+    for m in _attribution().finditer(clause.sentence[:end]):  # noqa: B007 - the last match is wanted
         pass
     if m is None:
         return False
@@ -417,9 +389,9 @@ def _attributed(claim: str, clause: _Clause, units: Units,
 
 
 def roles(text: str) -> set[str]:
-    """The parties a subject names: client, proxy, 甲方... (see :data:`_ROLES`)."""
+    """The parties a subject names: client, proxy, 甲方... (each language's ``roles``)."""
     low = _joined(text).lower()
-    return {m.group().replace("-", " ") for m in _ROLES.finditer(low)}
+    return {m.group().replace("-", " ") for m in _roles().finditer(low)}
 
 
 def _subject_swap(claim: str, values: set[str], sentences: Sequence[str],

@@ -12,8 +12,10 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 
-from desktop_app.core.text.words import CLAIM_STOPWORDS, stem
-from desktop_app.core.verdicts.claim_units import LIGHT_STEMS, content_units
+from desktop_app.core.text import lang
+from desktop_app.core.text.lang import CJK_RANGES
+from desktop_app.core.text.words import claim_stopwords, stem
+from desktop_app.core.verdicts.claim_units import content_units, light_stems
 from desktop_app.core.verdicts.claims import Number, missing_numbers, numbers_in, plain_text
 
 __all__ = [
@@ -21,20 +23,15 @@ __all__ = [
     "other_number", "paired_otherwise",
 ]
 
-_UP_RE = re.compile(
-    r"\b(?:increas\w*|rose|ris(?:e|es|en|ing)|gr[eo]w\w*|up|higher|gain\w*|improv\w*)\b|"
-    r"增长|增加|上升|提高|上涨|提升|增幅"
-)
-_DOWN_RE = re.compile(
-    r"\b(?:decreas\w*|declin\w*|fell|fall\w*|drop\w*|down|lower|loss\w*|reduc\w*)\b|"
-    r"下降|减少|降低|下跌|下滑|降幅|亏损"
-)
+# A number's direction, in each language's words (``rises``, ``falls``).
+_up = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.rises)))
+_down = lang.compiled(lambda: re.compile(lang.pattern(lambda x: x.falls)))
 _CLAUSE_RE = re.compile(r"[^,，;；:：。!?！？]+")
 
 
 def _direction(text: str) -> int:
     low = text.lower()
-    return int(bool(_UP_RE.search(low))) - int(bool(_DOWN_RE.search(low)))
+    return int(bool(_up().search(low))) - int(bool(_down().search(low)))
 
 
 def _word_after(text: str, number: Number, gap: str = r"[\s-]*") -> str:
@@ -44,7 +41,7 @@ def _word_after(text: str, number: Number, gap: str = r"[\s-]*") -> str:
     if figure is None:
         return ""
     plain = unicodedata.normalize("NFKC", plain_text(text))
-    m = re.search(r"(?<![\d.,])" + re.escape(figure.group()) + gap + r"([A-Za-z]+|[\u4e00-\u9fff]{1,2})",
+    m = re.search(r"(?<![\d.,])" + re.escape(figure.group()) + gap + rf"([A-Za-z]+|[{CJK_RANGES}]{{1,2}})",
                   plain, re.IGNORECASE)
     return m.group(1) if m else ""
 
@@ -113,20 +110,25 @@ def paired_otherwise(numbers: Sequence[Number], texts: Sequence[str]) -> str | N
 
 
 _NAME_RE = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![\w-])([A-Z][A-Za-z]+(?:[ -][A-Z][A-Za-z]+)*)")
-_NOT_NAMES = frozenset("must must not should may shall required recommended optional".split())
+_not_names = lang.compiled(lambda: lang.words("not_names"))  # "MUST", "SHOULD NOT": no names
+# A claim in a language that capitalises every noun (German): its capitals name nothing.
+_capitalising = lang.compiled(lambda: re.compile("|".join(
+    [f"[{''.join(dict.fromkeys(x.letters.lower()))}]" for x in lang.latin() if x.capitalises_nouns and x.letters]
+    + [rf"\b(?:{'|'.join(sorted(x.telltale_words))})\b" for x in lang.latin()
+       if x.capitalises_nouns and x.telltale_words]) or r"(?!)"))
 
 
 def _names(text: str) -> list[str]:
     """Capitalised words not at the start of a sentence (names: "Andreas Gal", "Mozilla")."""
     return [m.group(1) for m in _NAME_RE.finditer(text.strip())
-            if m.group(1).lower() not in _NOT_NAMES and not m.group(1).isupper()]
+            if m.group(1).lower() not in _not_names() and not m.group(1).isupper()]
 
 
 def other_name(claim: str, passage: frozenset[str], best: str) -> tuple[str, str] | None:
     """(the claim's name the passage lacks, the name the passage's best sentence gives
-    instead): "Brendan Eich" where the passage has "Andreas Gal". German capitalises every
-    noun: not for German claims."""
-    if re.search(r"[äöüß]|\b(?:der|die|das|und|ist|nicht|wird|eine?)\b", claim):
+    instead): "Brendan Eich" where the passage has "Andreas Gal". Not for a claim in a
+    language that capitalises every noun (German)."""
+    if _capitalising().search(claim):
         return None
     low = claim.lower()
     missing = [n for n in _names(claim) if not any(stem(w) in passage for w in n.lower().split())]
@@ -165,9 +167,10 @@ def _is_year(number: Number) -> bool:
 
 # a number after one of these names a thing ("section 112", "第 5 条"): what follows it is
 # no noun of the number's
-_LABELLED = re.compile(
-    r"\b(?:section|sec|article|art|chapter|part|page|p|line|table|fig|figure|form|rule|item|no|step"
-    r"|version|v|title|pub|publication|rfc|schedule|box)\.?\s*$|第\s*$", re.IGNORECASE)
+_labelled = lang.compiled(lambda: re.compile("|".join(
+    [rf"\b(?:{'|'.join(x.labels)})\.?\s*$" for x in lang.latin() if x.labels]
+    + [rf"(?:{'|'.join(x.labels)})\s*$" for x in lang.all_lexicons() if x.script == "cjk" and x.labels]),
+    re.IGNORECASE))
 
 
 def misattached(claim: str, numbers: Sequence[Number], texts: Sequence[str]) -> str | None:
@@ -176,7 +179,7 @@ def misattached(claim: str, numbers: Sequence[Number], texts: Sequence[str]) -> 
     the number names the claim's noun."""
     for number in numbers:
         noun = _after(claim, number)
-        if not noun or noun in CLAIM_STOPWORDS or noun in LIGHT_STEMS or _LABELLED.search(
+        if not noun or noun in claim_stopwords() or noun in light_stems() or _labelled().search(
             plain_text(claim).lower().split(number.surface.lower())[0][-12:]
         ):
             continue
@@ -186,7 +189,7 @@ def misattached(claim: str, numbers: Sequence[Number], texts: Sequence[str]) -> 
         if any(_names_after(t, number) for t in stating):
             continue  # "408 Request Timeout" names the status the claim calls "408 status"
         others = {_after(t, m) for t in stating for m in numbers_in(t) if m.values & number.values}
-        if noun not in others and others and all(o and o not in LIGHT_STEMS for o in others):
+        if noun not in others and others and all(o and o not in light_stems() for o in others):
             return " ".join(stating[0].split())
     return None
 

@@ -1,0 +1,18 @@
+"""A made-up language, "Toy", in one lexicon file: what adding French or Spanish takes."""
+
+from __future__ import annotations
+
+from desktop_app.core.text.lang.lexicon import Lexicon
+
+LEXICON = Lexicon(
+    code="toy",
+    script="latin",
+    letters="ŧ",
+    function_words=frozenset("ko sul mave tir dan ŧen".split()),
+    stopwords=frozenset("ko sul dan".split()),
+    abbreviations=frozenset({"abr"}),  # "abr. Pelo" does not end a sentence
+    negations=("nai",),
+    modals={"must": ("devan",)},
+    conditions=("sefi",),
+    consequences=("tan",),
+)
