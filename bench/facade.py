@@ -36,6 +36,7 @@ from evidence import load_questions  # noqa: E402
 
 from desktop_app.core.answer import prompts  # noqa: E402
 from desktop_app.core.text.sentences import split_sentences  # noqa: E402
+from desktop_app.core.text.words import question_language  # noqa: E402
 
 
 def answer_row(question: dict[str, Any], events: list[tuple[float, Any]], start: float) -> dict[str, Any]:
@@ -103,7 +104,7 @@ def run(db: Path, *, model: str = "default", threads: int = 2, half: str = "held
         new = new.replace(prompt_lookup=prompt_lookup)
     old = new.replace(evidence_tokens=0, prompt_lookup=0)
     questions = [q for q in load_questions(["corpus"]) if half == "all" or q["half"] == half][:limit]
-    questions.sort(key=lambda q: prompts.language_for(q["question"], "auto"))  # one switch of head
+    questions.sort(key=lambda q: question_language(q["question"]))  # one switch of head
     rows: list[dict[str, Any]] = []
 
     async def main() -> None:
@@ -116,7 +117,7 @@ def run(db: Path, *, model: str = "default", threads: int = 2, half: str = "held
             await asyncio.wrap_future(kb.prime_answer_model())
         language = ""
         for n, question in enumerate(questions):
-            lang = prompts.language_for(question["question"], "auto")
+            lang = question_language(question["question"])
             if lang != language:  # the head of this language's prompt cached, untimed, for both
                 for kb in ([kb_new] if shared else list(kbs.values())):
                     generator = kb.generator()

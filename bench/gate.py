@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import eval_sets  # noqa: E402
 
-from desktop_app.core.answer import answering  # noqa: E402
+from desktop_app.core.answer import answering, gate  # noqa: E402
 from desktop_app.core.settings import Settings  # noqa: E402
 from desktop_app.core.text import words as termlib  # noqa: E402
 from desktop_app.core.types import (  # noqa: E402
@@ -175,7 +175,7 @@ def refused_by_code(row: dict[str, Any]) -> bool:
                             best_cosine=row["best_cosine"], cjk=row["cjk"], embedder=row.get("dense", ""),
                             language=row.get("detected", ""), unmatched=tuple(row.get("unmatched", ())),
                             unmentioned=tuple(row.get("unmentioned", ())))
-    return answering.evidence_is_weak(probe) is not None  # type: ignore[arg-type]
+    return gate.refusal(probe) is not None  # type: ignore[arg-type]
 
 
 def refusal_table(rows: list[dict[str, Any]], is_refused: Callable[[dict[str, Any]], bool]) -> None:
@@ -256,7 +256,7 @@ def answers(args: argparse.Namespace) -> None:
         settings = settings.replace(sources_per_answer=args.sources)
     generator = LlamaGenerator(models.resolve_answer_model(args.model),
                                context_tokens=settings.context_tokens, threads=args.threads or settings.threads)
-    answering.ABSTAIN_PROBABILITY = args.abstain
+    gate.ABSTAIN_PROBABILITY = args.abstain
     if args.no_steering:  # the baseline of core/models/steer.py: no steering at all
         answering.Steering = lambda **_kw: None  # type: ignore[assignment,misc]
     elif args.no_source_choice:  # Chinese sentences marked, the marker's number the model's own
@@ -436,7 +436,7 @@ def main() -> None:
     p.add_argument("--no-source-choice", action="store_true",
                    help="the number inside a marker left to the model (steer.SourceChoice off)")
     p.add_argument("--kinds", default="a,u", help="a (answerable), u (unanswerable) or both")
-    p.add_argument("--abstain", type=float, default=answering.ABSTAIN_PROBABILITY,
+    p.add_argument("--abstain", type=float, default=gate.ABSTAIN_PROBABILITY,
                    help="decline when the model would say 'no answer' with this probability (1.01: never)")
     p.add_argument("--json-out", default="")
     p = sub.add_parser("report", help="print saved answer runs")

@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from retrieval_synth import describe, measure, synthetic_latency  # noqa: E402
 
-from desktop_app.core.answer.answering import evidence_is_weak  # noqa: E402
+from desktop_app.core.answer.gate import refusal  # noqa: E402
 from desktop_app.core.library.store import Store  # noqa: E402
 from desktop_app.core.search.retrieve import CJK, LATIN, FusionWeights, Retriever  # noqa: E402
 from desktop_app.core.text import words as termlib  # noqa: E402
@@ -189,7 +189,7 @@ class Outcome:
     question: Question
     ranks: dict[str, int | None]  # method -> 1-based rank of the first hit within top 5
     coverage: float = 0.0
-    refused: bool = False  # the evidence gate (answering.evidence_is_weak) would say "no basis"
+    refused: bool = False  # the evidence gate (gate.refusal) would say "no basis"
 
 
 def _first_hit(passages: Sequence[Any], q: Question) -> int | None:
@@ -210,7 +210,7 @@ def evaluate(store: Store, retriever: Retriever, questions: Sequence[Question]) 
             for method in ("bm25", "dense")
         }
         ranks["fused"] = _first_hit(fused.passages, q)
-        out.append(Outcome(q, ranks, fused.coverage, evidence_is_weak(fused) is not None))
+        out.append(Outcome(q, ranks, fused.coverage, refusal(fused) is not None))
     return out
 
 

@@ -20,7 +20,7 @@ Index the PDFs once into a scratch library (both folders into the same db)::
     folio index ../shared/qa/mmlongbench-doc/documents --db /tmp/qa.duckdb
 
 ``gate`` retrieves every question (no model) and prints, for a grid of thresholds of
-``answering.evidence_is_weak`` (refuse when the best passage's idf-weighted coverage of
+``gate.refusal`` (refuse when the best passage's idf-weighted coverage of
 the question's terms is below MIN_COVERAGE and no dense hit reaches MIN_COSINE_ALONE), the
 share of each category refused, and the best pair: the most unanswerable/off-topic
 questions refused while wrongly refusing at most ``--max-wrong`` of the answerable ones::
@@ -58,6 +58,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from desktop_app.core.answer import answering  # noqa: E402
+from desktop_app.core.answer import gate as evidence_gate  # noqa: E402
 from desktop_app.core.settings import Settings  # noqa: E402
 from desktop_app.core.types import (  # noqa: E402
     AnswerFailed,
@@ -180,7 +181,7 @@ def gate(args: argparse.Namespace) -> None:
 
 
 def refused(row: dict[str, Any], min_coverage: float, min_cosine: float) -> bool:
-    """``answering.evidence_is_weak`` with the given thresholds (for a question the
+    """``gate.refusal`` with the given thresholds (for a question the
     embedder did not read, ``min_coverage`` is the lexical-only threshold)."""
     if not row["passages"]:
         return True
@@ -197,7 +198,7 @@ def refused_by_code(row: dict[str, Any]) -> bool:
     probe = SimpleNamespace(passages=[None] * row["passages"], coverage=row["coverage"],
                             best_cosine=row["best_cosine"], cjk=row["cjk"],
                             embedder=row.get("embedder", ""), language="")
-    return answering.evidence_is_weak(probe) is not None
+    return evidence_gate.refusal(probe) is not None  # type: ignore[arg-type]
 
 
 def rates(rows: list[dict[str, Any]], is_refused: Callable[[dict[str, Any]], bool]) -> dict[str, float]:
@@ -236,8 +237,8 @@ def gate_table(rows: list[dict[str, Any]], max_wrong: float, penalty: float) -> 
     chosen_cjk = sweep("Questions it did not read (Chinese, German; best cosine 0): refuse when"
                        " coverage < C", alone, [(c, 1.01) for c in COVERAGE_GRID], max_wrong, penalty)
     now = rates(rows, refused_by_code)
-    print(f"\nin the code now (MIN_COVERAGE={answering.MIN_COVERAGE}, MIN_COSINE_ALONE="
-          f"{answering.MIN_COSINE_ALONE}, MIN_COVERAGE_LEXICAL={answering.MIN_COVERAGE_LEXICAL}): "
+    print(f"\nin the code now (MIN_COVERAGE={evidence_gate.MIN_COVERAGE}, MIN_COSINE_ALONE="
+          f"{evidence_gate.MIN_COSINE_ALONE}, MIN_COVERAGE_LEXICAL={evidence_gate.MIN_COVERAGE_LEXICAL}): "
           + ", ".join(f"{x} {pct(now.get(x, 0), 1).strip()}" for x in CATEGORIES if x in now)
           + f"\n  answerable wrongly refused {pct(now['wrong'], 1).strip()},"
           f" unanswerable refused {pct(now['right'], 1).strip()}")

@@ -68,9 +68,11 @@ class Generator(Protocol):
 
 class Retriever(Protocol):
     """Finds the passages for a question, with the signals the evidence gate reads; with a
-    ``scope`` (file and folder paths), only in the documents at or under them."""
+    ``scope`` (file and folder paths), only in the documents at or under them. ``language``
+    (Settings.prompt_language: "auto" or a language's code) decides ``Retrieval.language``,
+    the one language the answer stage reads."""
 
-    def search(self, query: str, k: int, scope: Sequence[str] = ()) -> Retrieval: ...
+    def search(self, query: str, k: int, scope: Sequence[str] = (), language: str = "auto") -> Retrieval: ...
 
 
 class VerdictStream(Protocol):

@@ -576,7 +576,9 @@ class Retrieval:
     cjk: bool
     expansion: str = ""  # what the glossary added to the question ("" when nothing)
     embedder: str = ""  # the model id ``best_cosine`` comes from ("": no dense signal)
-    language: str = ""  # the question's ("en", "de", "zh": text/words.question_language)
+    # The one language of the question: the setting, else what it is written in ("en", "de",
+    # "zh": text/words.question_language); the gate, the prompt and a refusal read it.
+    language: str = ""
     # The question's numbers that no passage states, and its names that no chunk of the
     # library (or of the scope) mentions (text/anchors.py).
     unmatched: tuple[str, ...] = ()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.answer import answering, prompts
+from desktop_app.core.answer import answering, gate, prompts
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
@@ -55,14 +55,14 @@ def ask(store: Store, generator: FakeGenerator, question: str, **settings: objec
 
 
 def test_a_model_sure_the_sources_lack_the_answer_ends_in_no_basis_with_the_sources_shown(store: Store) -> None:
-    generator = DoubtfulGenerator(answering.ABSTAIN_PROBABILITY + 0.1, ["It is 414 [1]."])
+    generator = DoubtfulGenerator(gate.ABSTAIN_PROBABILITY + 0.1, ["It is 414 [1]."])
     events = ask(store, generator, "What does the server return when the request URI is too long?")
     assert generator.asked == [prompts.NO_ANSWER["en"]]
     assert generator.prompts == []  # nothing was written
     started = next(e for e in events if isinstance(e, AnswerStarted))
     assert started.sources and "414" in started.sources[0].text  # what it read, clickable
     reason = next(e for e in events if isinstance(e, NoBasis)).reason
-    assert "found no answer" in reason and f"{answering.ABSTAIN_PROBABILITY + 0.1:.0%}" in reason
+    assert "found no answer" in reason and f"{gate.ABSTAIN_PROBABILITY + 0.1:.0%}" in reason
     assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == prompts.NO_ANSWER["en"]
     finished = next(e for e in events if isinstance(e, AnswerFinished))
     record = store.answer(finished.answer_id)
@@ -71,7 +71,7 @@ def test_a_model_sure_the_sources_lack_the_answer_ends_in_no_basis_with_the_sour
 
 
 def test_a_model_likely_to_answer_answers(store: Store) -> None:
-    generator = DoubtfulGenerator(answering.ABSTAIN_PROBABILITY - 0.05, ["It returns 414 [1]."])
+    generator = DoubtfulGenerator(gate.ABSTAIN_PROBABILITY - 0.05, ["It returns 414 [1]."])
     events = ask(store, generator, "What does the server return when the request URI is too long?")
     assert not any(isinstance(e, NoBasis) for e in events)
     assert next(e for e in events if isinstance(e, AnswerFinished)).text == "It returns 414 [1]."
@@ -140,3 +140,18 @@ def test_an_answer_caught_in_a_loop_is_stopped_at_the_third_repeat(store: Store)
     sound = FakeGenerator(["Yes [1]. Yes [1]. Yes [1]. The server returns 414 [1]."])
     events = ask(store, sound, "What does the server return when the request URI is too long?", abstain=False)
     assert next(e for e in events if isinstance(e, AnswerFinished)).text.endswith("returns 414 [1].")
+
+
+def test_a_forced_language_is_the_one_language_of_the_question(store: Store) -> None:
+    """Settings.prompt_language decides Retrieval.language, and the prompt, the model's
+    refusal and the no-basis message all follow it (no second detection)."""
+    question = "What does the server return when the URI is too long?"
+    retrieval = Retriever(store, FakeEmbedder()).search(question, 3, language="de")
+    assert retrieval.language == "de" and retrieval.passages
+    assert Retriever(store, FakeEmbedder()).search(question, 3).language == "en"
+    generator = DoubtfulGenerator(gate.ABSTAIN_PROBABILITY + 0.1)
+    events = ask(store, generator, question, prompt_language="de")
+    assert generator.asked == [prompts.NO_ANSWER["de"]]  # the German refusal was weighed
+    assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == prompts.NO_ANSWER["de"]
+    far = ask(store, DoubtfulGenerator(0.0), "How tall is Mount Everest?", prompt_language="zh")
+    assert [e.text for e in far if isinstance(e, TokenDelta)] == [prompts.NO_BASIS_MESSAGE["zh"]]

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from desktop_app.core.answer.answering import evidence_is_weak
+from desktop_app.core.answer.gate import RefusalKind, refusal
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.text.anchors import Anchors, anchors, holds_number, near_miss
-from tests.core.test_evidence_gate import Found
+from tests.core.answer.test_gate import Found
 from tests.core.test_retrieve import add_document
 
 
@@ -67,11 +67,13 @@ def test_a_typing_slip_is_not_a_new_name() -> None:
 
 def test_the_gate_refuses_a_name_or_a_number_the_documents_lack() -> None:
     close = Found(0.9, 0.95)
-    assert evidence_is_weak(close) is None
-    reason = evidence_is_weak(Found(0.9, 0.95, unmentioned=("HotpotQA",)))
-    assert reason is not None and reason.startswith("The documents never mention \u201cHotpotQA\u201d")
-    reason = evidence_is_weak(Found(0.9, 0.95, unmatched=("2010", "1040")))
-    assert reason is not None and "\u201c2010\u201d or \u201c1040\u201d" in reason
+    assert refusal(close) is None
+    refused = refusal(Found(0.9, 0.95, unmentioned=("HotpotQA",)))
+    assert refused is not None and refused.kind is RefusalKind.UNMENTIONED and refused.show_passages
+    assert refused.reason.startswith("The documents never mention \u201cHotpotQA\u201d")
+    refused = refusal(Found(0.9, 0.95, unmatched=("2010", "1040")))
+    assert refused is not None and refused.kind is RefusalKind.UNMATCHED and refused.show_passages
+    assert "\u201c2010\u201d or \u201c1040\u201d" in refused.reason
 
 
 CODES = [

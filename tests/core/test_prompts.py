@@ -8,6 +8,7 @@ import pytest
 
 from desktop_app.core.answer import prompts
 from desktop_app.core.answer.citations import SourceMap
+from desktop_app.core.text.words import question_language
 from desktop_app.core.types import Passage
 
 
@@ -244,7 +245,7 @@ def test_a_german_question_gets_the_german_templates_and_refusal() -> None:
     ],
 )
 def test_the_question_language_is_told_from_its_words(question: str, language: str) -> None:
-    assert prompts.language_for(question) == language
+    assert question_language(question) == language
 
 
 def test_a_long_passage_is_cut_around_the_question_terms() -> None:

@@ -12,16 +12,17 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop_app.core.answer import evidence, prompts
+from desktop_app.core.answer import evidence, gate, prompts
 from desktop_app.core.answer.citations import CitationResolver, SourceMap, citation_grammar
+from desktop_app.core.answer.gate import Refusal
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import Generator, Retriever, Verifier
+from desktop_app.core.text.lang import DEFAULT as DEFAULT_LANGUAGE
 from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.types import (
     AnswerCancelled,
@@ -33,7 +34,6 @@ from desktop_app.core.types import (
     ClaimVerdict,
     NoBasis,
     Passage,
-    Retrieval,
     Steering,
     TokenDelta,
 )
@@ -43,126 +43,16 @@ logger = logging.getLogger(__name__)
 MAX_REPEATS = 3  # the same sentence this many times in one answer: the model is looping
 MIN_REPEAT_CHARS = 8  # shorter ones ("Yes.", "是的。") may repeat in a sound answer
 
-# The evidence gate. A question has no basis when the best passage covers less than a
-# share of its idf-weighted terms and no dense hit reaches a cosine, both per embedder (each
-# has its own cosine scale: e5's unrelated texts score ~0.75, MiniLM's ~0.1) and per script
-# (coverage counts words in English and German, character bigrams in Chinese). Without a
-# calibrated dense signal (no embedder, an embedder the user picked, MiniLM on Chinese or
-# German) coverage alone decides, against MIN_COVERAGE_LEXICAL. The gate refuses what is
-# plainly off the library's topics; a question whose topic is there but whose answer is not
-# is the model's to decline (ABSTAIN_PROBABILITY below).
-#
-# all-MiniLM-L6-v2: calibrated with ``bench/trust.py gate`` over 151 answerable questions
-# (FinanceBench, MMLongBench-Doc) and 26 off-topic ones: 0 of 151 answerable refused and
-# 21 of 26 off-topic refused.
-MIN_COVERAGE = 0.55
-MIN_COSINE_ALONE = 0.35
-MIN_COVERAGE_LEXICAL = 0.25
-
-
-@dataclass(frozen=True)
-class GateThresholds:
-    coverage: float  # refuse below this coverage of the question's terms ...
-    cosine: float  # ... when no passage reaches this cosine either
-    floor: float = 0.0  # and below this coverage whatever the cosine
-
-
-# Per embedder (its model id up to the ":"), per question language. multilingual-e5-small:
-# fitted with ``bench/gate.py retrieve --fit`` on the tuning half of
-# bench/data/eval_{en,de,zh}.json and the off-topic questions: the most unanswerable and
-# off-topic refused with no answerable question of the tuning half refused (English's floor
-# one grid step under its fitted 0.26: e5 scores off-topic English 0.79-0.85, as close as
-# answerable questions, so few shared words must refuse). English's coverage tied from 0.50
-# to 1.0 on the tuning half: 0.75, so that a small library, whose idf inflates coverage,
-# still refuses a far question, while a passage holding 3/4 of the question's words passes.
-# Held-out half: 0 of 85 answerable refused (en 25, de 27, zh 33); off-topic refused: en
-# 6/12, de 2/4, zh 9/10.
-GATES: dict[str, dict[str, GateThresholds]] = {
-    "all-minilm-l6-v2-int8": {
-        "en": GateThresholds(MIN_COVERAGE, MIN_COSINE_ALONE),
-        "de": GateThresholds(MIN_COVERAGE, MIN_COSINE_ALONE),
-    },
-    "multilingual-e5-small-int8": {
-        "en": GateThresholds(0.75, 0.81, floor=0.24),
-        "de": GateThresholds(0.34, 0.80),
-        "zh": GateThresholds(0.44, 0.86),
-    },
-}
-
-
-def gate_thresholds(embedder: str, language: str) -> GateThresholds | None:
-    """The gate's thresholds for a dense signal from ``embedder`` (a model id) on a question
-    in ``language`` ("en", "de", "zh"); None when that signal was not calibrated."""
-    # A folder holding a built-in model is named after it ("all-MiniLM-L6-v2-int8").
-    return GATES.get(embedder.split(":", 1)[0].lower(), {}).get(language)
-
-
-def evidence_is_weak(retrieval: Retrieval) -> str | None:
-    """A reason when the retrieved passages cannot support an answer, else None."""
-    if not retrieval.passages:
-        return "No passage in the library matches the question."
-    language = retrieval.language or ("zh" if retrieval.cjk else "en")
-    gate = gate_thresholds(retrieval.embedder, language)
-    if gate is None or retrieval.best_cosine <= 0.0:
-        if retrieval.coverage < MIN_COVERAGE_LEXICAL:
-            return (
-                f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
-                f" (needs {MIN_COVERAGE_LEXICAL:.0%})."
-            )
-        return anchor_missing(retrieval)
-    if retrieval.coverage < gate.floor:
-        return (f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
-                f" (needs {gate.floor:.0%}).")
-    if retrieval.coverage < gate.coverage and retrieval.best_cosine < gate.cosine:
-        return (
-            f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
-            f" (needs {gate.coverage:.0%}) and none is close in meaning (best cosine"
-            f" {retrieval.best_cosine:.2f}, needs {gate.cosine:.2f})."
-        )
-    return anchor_missing(retrieval)
-
-
-def anchor_missing(retrieval: Retrieval) -> str | None:
-    """A reason when the documents lack a name or a number the question asks about (an
-    on-topic question the gate above lets through; text/anchors.py), else None."""
-    if retrieval.unmentioned:
-        return (f"The documents never mention {_quoted(retrieval.unmentioned)}, which the question asks"
-                f" about; the closest passages are below.")
-    if retrieval.unmatched:
-        return (f"No passage found states {_quoted(retrieval.unmatched)}, which the question asks about;"
-                f" the closest ones are below.")
-    return None
-
-
-def _quoted(items: Sequence[str]) -> str:
-    quoted = [f"\u201c{item}\u201d" for item in items]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-
-
-# The model's own abstention: before it writes, Folio asks how likely the model is to
-# reply with the no-answer sentence (prompts.NO_ANSWER) to this very prompt; at
-# ABSTAIN_PROBABILITY or more the answer is "no basis" and the sources it read are shown.
-# Calibrated with ``bench/gate.py answers --abstain 1.01`` then ``report --fit-abstain``
-# on the tuning half of bench/data/eval_*.json (default 1.5B model, 6 answerable and 6
-# near-domain unanswerable questions per language): the lowest probability that refuses no
-# answerable question the model would have answered. The 1.5B model rarely doubts: at 0.10
-# it declines 2 of 6 unanswerable English and Chinese questions and 0 of 6 German ones.
-ABSTAIN_PROBABILITY = 0.10
-
-
 def _model_abstains(generator: Generator, packed: prompts.PackedPrompt, settings: Settings,
-                    should_cancel: Callable[[], bool]) -> str | None:
-    """A reason when the model would most likely say its sources do not hold the answer;
-    None when it would answer, or when it cannot say (a model server)."""
+                    should_cancel: Callable[[], bool]) -> Refusal | None:
+    """The refusal when the model would most likely say its sources do not hold the answer
+    (gate.abstention); None when it would answer, or when it cannot say (a model server)."""
     measure = getattr(generator, "reply_logprob", None)
     if measure is None or not settings.abstain:
         return None
     probability = math.exp(measure(packed.messages, prompts.NO_ANSWER[packed.language], should_cancel))
     logger.info("the model would decline with probability %.3f", probability)
-    if probability < ABSTAIN_PROBABILITY:
-        return None
-    return (f"The model read the passages below and found no answer in them (it would say so with"
-            f" probability {probability:.0%}).")
+    return gate.abstention(probability)
 
 
 def answer(
@@ -188,17 +78,18 @@ def answer(
     if not question:
         emit(AnswerFailed(error="The question is empty.", known=True))
         return answer_id
-    retrieval = retriever.search(question, settings.sources_per_answer, scope=scope)
-    language = prompts.language_for(question, settings.prompt_language)
-    weak = evidence_is_weak(retrieval)
+    retrieval = retriever.search(question, settings.sources_per_answer, scope=scope,
+                                 language=settings.prompt_language)
+    # The one language of this question (the setting, else what it is written in): the gate,
+    # the prompt and the refusal all read it.
+    language = retrieval.language or DEFAULT_LANGUAGE
     also_searched = retrieval.expansion  # what the glossary added (retrieve.py)
-    if weak is not None:
-        # Refused for a name or number the passages lack: they are on the topic, so they are
-        # shown for the reader to check.
-        closest = retrieval.passages if weak == anchor_missing(retrieval) else ()
+    refused = gate.refusal(retrieval)
+    if refused is not None:
         if scope:
-            weak = f"Asked within {scope_words(scope)}: {weak[0].lower()}{weak[1:]}"
-        _no_basis(question, weak, language, answer_id, style, store, emit, also_searched, scope, closest)
+            refused = refused.within(scope_words(scope))
+        _no_basis(question, refused, language, answer_id, style, store, emit, also_searched, scope,
+                  retrieval.passages if refused.show_passages else ())
         return answer_id
     try:
         generator = generator_factory()
@@ -235,11 +126,11 @@ def answer(
         return answer_id
     if doubt is not None:  # the model would say its sources do not hold the answer
         text = prompts.NO_ANSWER[packed.language]
-        emit(NoBasis(reason=doubt))
+        emit(NoBasis(reason=doubt.reason))
         emit(TokenDelta(text))
         emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
         _save(store, answer_id, question, text, style, generator.model_id, "no_basis", payloads, {}, (),
-              [], reason=doubt, scope=scope)
+              [], reason=doubt.reason, scope=scope)
         return answer_id
     started = time.perf_counter()
     try:
@@ -386,9 +277,10 @@ def _says_no_answer(text: str, language: str) -> bool:
     return any(phrase.lower().rstrip(".。") in probe for phrase in prompts.NO_ANSWER.values())
 
 
-def _no_basis(question: str, reason: str, language: str, answer_id: str, style: str, store: Store | None,
-              emit: Callable[[AnswerEvent], None], also_searched: str = "",
+def _no_basis(question: str, refused: Refusal, language: str, answer_id: str, style: str,
+              store: Store | None, emit: Callable[[AnswerEvent], None], also_searched: str = "",
               scope: tuple[str, ...] = (), passages: Sequence[Passage] = ()) -> None:
+    reason = refused.reason
     text = prompts.NO_BASIS_MESSAGE[language]
     shown = SourceMap.build(passages, style)
     payloads = tuple(p for p in (shown.payload(label) for label in shown.labels()) if p)

@@ -79,9 +79,6 @@ class Example:
     answer: str
 
 
-language_for = question_language  # kept for the benchmarks' and tests' callers
-
-
 def _folder(prompts_dir: Path | None) -> Path:
     return prompts_dir or paths.resources_dir() / "prompts"
 

@@ -295,14 +295,17 @@ class Retriever:
 
     # ------------------------------------------------------------------ hybrid
 
-    def search(self, query: str, k: int = 5, scope: Sequence[str] = (),
+    def search(self, query: str, k: int = 5, scope: Sequence[str] = (), language: str = "auto",
                fusion: FusionWeights | None = None) -> Retrieval:
         """The best ``k`` passages for ``query``; with ``scope`` (file and folder paths), only
-        from the documents at or under those paths. ``fusion`` replaces the language's
-        weights (bench/retrieval.py ranks by one retriever alone with it: the same glossary,
-        title share and one passage per page as the fused ranking)."""
-        language = termlib.question_language(query)
-        cjk = language == "zh"
+        from the documents at or under those paths. ``language`` is the setting ("auto" or a
+        language's code): the returned ``Retrieval.language`` honours it, while ranking and
+        the question's anchors follow the language the question is written in. ``fusion``
+        replaces the language's weights (bench/retrieval.py ranks by one retriever alone with
+        it: the same glossary, title share and one passage per page as the fused ranking)."""
+        written = termlib.question_language(query)
+        language = termlib.question_language(query, language) if language != "auto" else written
+        cjk = written == "zh"
         if fusion is None:
             fusion = self._weights(query, cjk)
         asked = termlib.query_terms(query)
@@ -332,7 +335,7 @@ class Retriever:
         places = self._places(candidates)
         scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
         order = sorted(candidates, key=lambda key: (-scores[key], key))
-        marks = anchorlib.anchors(query, language)
+        marks = anchorlib.anchors(query, written)
         texts = self.store.chunk_texts(order[:CANDIDATES * 2 if marks.numbers else CANDIDATES])
         if not asks_for_listing(query):  # an index or contents page holds the words, no answer
             order = sorted(order, key=lambda key: reads_as_listing(texts.get(key, "")))

@@ -184,7 +184,7 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
     ]
 
     class Retriever:
-        def search(self, question: str, k: int, scope: Sequence[str] = ()) -> Retrieval:
+        def search(self, question: str, k: int, scope: Sequence[str] = (), language: str = "auto") -> Retrieval:
             return Retrieval(passages, coverage=1.0, best_cosine=0.9, cjk=False)
 
     def ask(settings: Settings, gen: JudgingGenerator) -> list[Any]:

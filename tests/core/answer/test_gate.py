@@ -1,15 +1,17 @@
-"""The "no basis" gate: which retrieval results are too weak to answer from."""
+"""The "no basis" gate (core/answer/gate.py): which retrieval results are too weak to answer
+from, and the one typed refusal it returns."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from desktop_app.core.answer.answering import (
+from desktop_app.core.answer.gate import (
     MIN_COSINE_ALONE,
     MIN_COVERAGE,
     MIN_COVERAGE_LEXICAL,
-    evidence_is_weak,
+    RefusalKind,
     gate_thresholds,
+    refusal,
 )
 
 MINILM = "all-minilm-l6-v2-int8:8199be6f699a"
@@ -29,56 +31,58 @@ class Found:
 
 
 def test_nothing_found_has_no_basis() -> None:
-    assert evidence_is_weak(Found(1.0, 1.0, passages=[])) is not None
+    refused = refusal(Found(1.0, 1.0, passages=[]))
+    assert refused is not None and refused.kind is RefusalKind.NOTHING_FOUND
 
 
 def test_an_english_question_needs_word_coverage_or_a_close_meaning() -> None:
     # "What is the capital city of Mongolia?" over financial filings: "capital" and "city"
     # are there, the meaning is not (calibration: coverage 0.46, cosine 0.32).
-    reason = evidence_is_weak(Found(0.46, 0.32))
-    assert reason is not None and "46%" in reason and "0.32" in reason
+    refused = refusal(Found(0.46, 0.32))
+    assert refused is not None and refused.kind is RefusalKind.OFF_TOPIC and not refused.show_passages
+    assert "46%" in refused.reason and "0.32" in refused.reason
     # A paraphrase with few shared words but a close meaning is answered.
-    assert evidence_is_weak(Found(0.20, MIN_COSINE_ALONE + 0.05)) is None
+    assert refusal(Found(0.20, MIN_COSINE_ALONE + 0.05)) is None
     # Most of the question's terms in one passage is enough on its own.
-    assert evidence_is_weak(Found(MIN_COVERAGE + 0.05, 0.10)) is None
+    assert refusal(Found(MIN_COVERAGE + 0.05, 0.10)) is None
 
 
 def test_a_chinese_question_is_judged_by_coverage_alone() -> None:
     # The English embedder's cosine on Chinese is noise: a high one does not rescue it.
-    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.90, cjk=True)) is not None
+    assert refusal(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.90, cjk=True)) is not None
     # Coverage that would be too low for English is enough for Chinese bigrams.
-    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.0, cjk=True)) is None
+    assert refusal(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.0, cjk=True)) is None
     assert MIN_COVERAGE_LEXICAL < MIN_COVERAGE
 
 
 def test_a_question_the_embedder_did_not_read_is_judged_by_coverage_alone() -> None:
     # A German question: retrieval leaves the English embedder out (best cosine 0), so a
     # coverage that would be too low next to a close meaning still answers.
-    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.0)) is None
-    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.0)) is not None
+    assert refusal(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.0)) is None
+    assert refusal(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.0)) is not None
 
 
 def test_each_embedder_has_its_own_cosine_scale() -> None:
     # e5 scores unrelated texts ~0.75: a cosine that is close for MiniLM is far for e5.
     e5 = gate_thresholds(E5, "en")
     assert e5 is not None and e5.cosine > MIN_COSINE_ALONE + 0.2
-    assert evidence_is_weak(Found(0.05, MIN_COSINE_ALONE + 0.2, embedder=MINILM)) is None
-    assert evidence_is_weak(Found(0.05, MIN_COSINE_ALONE + 0.2, embedder=E5)) is not None
-    assert evidence_is_weak(Found(e5.floor + 0.01, e5.cosine + 0.01, embedder=E5)) is None
+    assert refusal(Found(0.05, MIN_COSINE_ALONE + 0.2, embedder=MINILM)) is None
+    assert refusal(Found(0.05, MIN_COSINE_ALONE + 0.2, embedder=E5)) is not None
+    assert refusal(Found(e5.floor + 0.01, e5.cosine + 0.01, embedder=E5)) is None
     # English: few shared words refuse even at a close cosine (e5 scores off-topic English
     # as close as answerable); German compounds share few words, so German has no floor.
-    assert evidence_is_weak(Found(e5.floor - 0.01, 0.99, embedder=E5)) is not None
+    assert refusal(Found(e5.floor - 0.01, 0.99, embedder=E5)) is not None
     de = gate_thresholds(E5, "de")
     assert de is not None and de.floor < e5.floor
-    assert evidence_is_weak(Found(e5.floor - 0.01, de.cosine + 0.01, embedder=E5, language="de")) is None
+    assert refusal(Found(e5.floor - 0.01, de.cosine + 0.01, embedder=E5, language="de")) is None
 
 
 def test_a_chinese_question_read_by_a_multilingual_embedder_uses_its_cosine() -> None:
     zh = gate_thresholds(E5, "zh")
     assert zh is not None
     # Few shared bigrams, but close in meaning: answered.
-    assert evidence_is_weak(Found(0.0, zh.cosine + 0.01, cjk=True, embedder=E5)) is None
-    assert evidence_is_weak(Found(0.0, zh.cosine - 0.05, cjk=True, embedder=E5)) is not None
+    assert refusal(Found(0.0, zh.cosine + 0.01, cjk=True, embedder=E5)) is None
+    assert refusal(Found(0.0, zh.cosine - 0.05, cjk=True, embedder=E5)) is not None
 
 
 def test_an_uncalibrated_embedder_leaves_coverage_alone_to_decide() -> None:
@@ -86,5 +90,5 @@ def test_an_uncalibrated_embedder_leaves_coverage_alone_to_decide() -> None:
     assert gate_thresholds("my-embedder:abc", "en") is None
     # A folder holding MiniLM, named after it, is MiniLM.
     assert gate_thresholds("all-MiniLM-L6-v2-int8:8199be6f699a", "en") == gate_thresholds(MINILM, "en")
-    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.01, embedder="my-embedder:abc")) is None
-    assert evidence_is_weak(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.99, embedder="my-embedder:abc")) is not None
+    assert refusal(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.01, embedder="my-embedder:abc")) is None
+    assert refusal(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.99, embedder="my-embedder:abc")) is not None
