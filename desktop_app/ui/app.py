@@ -147,6 +147,7 @@ async def _run(args: argparse.Namespace, holder: list[object]) -> int:
     window.closed.connect(lambda: closed.done() or closed.set_result(None))
     previous_sigint = _close_on_sigint(window)
     window.show()
+    window.watch_answer_model()
     if args.model is None:
         window.setup.check()  # a missing model shows the first-run panel
     code = 0

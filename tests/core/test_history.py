@@ -161,7 +161,7 @@ def test_the_answer_says_what_the_glossary_added_to_the_search(lib: Library) -> 
 
 
 def test_the_record_keeps_the_models_stats_and_what_it_read(lib: Library) -> None:
-    from desktop_app.core.models.speed import GenerationStats
+    from desktop_app.core.types import GenerationStats
 
     class Measured(FakeGenerator):
         def stream(self, messages: Any, **kwargs: Any) -> Any:
