@@ -70,6 +70,7 @@ class FakeGenerator:
 
     def prime(self, messages: Sequence[dict[str, str]], should_cancel: Callable[[], bool] = lambda: False) -> int:
         self.primed = list(messages)
+        self.primes = [*getattr(self, "primes", []), self.primed]
         return self.count_tokens(self.render(messages))
 
     def count_tokens(self, text: str) -> int:

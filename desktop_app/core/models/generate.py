@@ -120,12 +120,12 @@ PREFILL_STEP = 128
 MAX_HEADS = 4
 
 
-def default_batch_threads() -> int:
-    """Threads that read a prompt (llama.cpp's n_threads_batch): every core. Reading is
-    one big matrix product per step, which two threads share well even on a busy 2-core
-    machine, unlike decoding, where a second thread that waits for a busy core stalls every
-    token (Settings.threads). Measured with ``bench/first_word.py threads``."""
-    return max(1, os.cpu_count() or 1)
+def default_batch_threads(threads: int) -> int:
+    """Threads that read a prompt (llama.cpp's n_threads_batch): as many as decode. A
+    second thread reads faster only with a core to itself: on this 2-core machine shared
+    with other work, reading 737 tokens took 376 s with 2 threads against 173 s with 1
+    (``bench/first_word.py threads``, alternating), as DESIGN.md found for decoding."""
+    return threads
 
 
 def render_chat_template(template: str, messages: Sequence[Message], bos: str, eos: str) -> str:
@@ -243,7 +243,7 @@ class LlamaGenerator:
             raise KnownError("llama-cpp-python is not installed.", "Run `make run` to set Folio up.") from exc
         self.path = path
         self.threads = threads or max(1, (os.cpu_count() or 2) - 1)
-        self.batch_threads = batch_threads or default_batch_threads()
+        self.batch_threads = batch_threads or default_batch_threads(self.threads)
         # prompt_lookup > 0: draft that many tokens a step by prompt lookup (LOOKUP_TOKENS).
         self._draft = _CountingLookup(prompt_lookup) if prompt_lookup > 0 else None
         self.speed = SpeedMeter()
