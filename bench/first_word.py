@@ -58,6 +58,7 @@ def half(qid: str) -> str:
 
 
 LIMIT = 0  # --limit: the first N questions only (0: all)
+IDS: list[str] = []  # --ids: these questions only, in this order
 
 
 def questions(which: str) -> list[tuple[str, str]]:
@@ -69,6 +70,8 @@ def questions(which: str) -> list[tuple[str, str]]:
                             for q in json.loads((DATA / name).read_text(encoding="utf-8"))["questions"]
                             if which == "all" or half(q["id"]) == which])
     out = [q for pair in itertools.zip_longest(*by_language) for q in pair if q is not None]
+    if IDS:
+        out = sorted((q for q in out if q[0] in IDS), key=lambda q: IDS.index(q[0]))
     return out[:LIMIT] if LIMIT else out
 
 
@@ -294,9 +297,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="answers: the JSON lines file")
     parser.add_argument("--warm", action="store_true", help="answers: warm up as the window does first")
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
+    parser.add_argument("--ids", default="", help="comma-separated question ids: these only, in this order")
     args = parser.parse_args()
-    global LIMIT
-    LIMIT = args.limit
+    global LIMIT, IDS
+    LIMIT, IDS = args.limit, [i for i in args.ids.split(",") if i]
     {"warm": warm, "cold": cold, "threads": threads, "steer": steer, "answers": answers}[args.mode](args)
 
 

@@ -400,11 +400,11 @@ class LlamaGenerator:
         The head's KV cache is kept (up to MAX_HEADS of them, one per prompt language), so
         a question whose prompt starts with any primed head reads only what follows it."""
         tokens = self.prompt_tokens(self.render(messages))
-        if not self._prefill(tokens + [tokens[-1]], should_cancel):
-            self._read_tokens, self._read_s = 0, 0.0
-            return 0
+        read = self._prefill(tokens, should_cancel)  # all but the last token, as a question's prompt
         self._read_tokens, self._read_s = 0, 0.0
-        head = tuple(tokens)
+        if not read:
+            return 0
+        head = tuple(tokens[:-1])  # what the cache now holds
         if head not in self._heads and len(self._heads) < MAX_HEADS:
             try:
                 self._heads[head] = self._llm.save_state()

@@ -6,8 +6,9 @@ take the window and the conversation down. :class:`WorkerGenerator` is the calle
 stand-in for a :class:`~desktop_app.core.models.generate.LlamaGenerator` that lives in a
 ``spawn`` worker process (the KV cache and the primed prompt head live there too).
 
-The worker answers one request at a time over a duplex pipe; a streamed answer comes
-back as one message per text delta. Cancellation is a shared flag: the worker checks it
+The worker answers one request at a time over a duplex pipe, in typed messages (the
+dataclasses below); a streamed answer comes back as one message per text delta. Tokens
+are counted on the caller's side, with the model's vocabulary loaded without its weights. Cancellation is a shared flag: the worker checks it
 between decoded tokens, and during the prompt llama.cpp's abort callback checks it
 between graph nodes, so Stop takes effect within a fraction of a second even in the
 middle of a 128-token prefill step. When the worker dies, the call in progress raises
