@@ -10,10 +10,17 @@ model server or another verifier means writing one more class that satisfies its
 from __future__ import annotations
 
 import collections.abc
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from desktop_app.core.types import Citations, ClaimVerdict, GenerationStats, Passage, Retrieval, Steering
+from desktop_app.core.types import (
+    Citations,
+    ClaimVerdict,
+    GenerationStats,
+    Passage,
+    Retrieval,
+    Steering,
+)
 
 if TYPE_CHECKING:
     import numpy as np

@@ -42,8 +42,8 @@ from desktop_app.core.types import (
 )
 
 if TYPE_CHECKING:
-    from desktop_app.core.verdicts import Judge
     from desktop_app.core.models.worker import WorkerGenerator
+    from desktop_app.core.verdicts import Judge
 
 logger = logging.getLogger(__name__)
 
