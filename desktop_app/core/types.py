@@ -10,7 +10,9 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+
+# A JSON object as to_json() returns it (json.dumps writes it; readers narrow its values).
+JsonObject = dict[str, object]
 
 Span = tuple[int, int]
 
@@ -165,7 +167,7 @@ class Passage:
     # (start, end) offsets into ``text``, in order (core/answer/evidence.py). Empty: all of it.
     read: tuple[Span, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return dataclasses.asdict(self)
 
 
@@ -183,7 +185,7 @@ class IndexProgress:
     eta_seconds: float | None
     event: str = field(default="progress", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return dataclasses.asdict(self)
 
 
@@ -199,7 +201,7 @@ class FileIndexed:
     ocr_pages: int = 0  # pages whose text was read by OCR
     event: str = field(default="file", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["status"] = str(self.status)
         data["bad_pages"] = list(self.bad_pages)
@@ -218,7 +220,7 @@ class IndexSummary:
     seconds: float = 0.0
     event: str = field(default="summary", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": "summary",
             "documents": self.documents,
@@ -258,7 +260,7 @@ class SourcePayload:
     version: int = 1
     read: tuple[Span, ...] = ()  # the spans of ``text`` the model read (empty: all of it)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["read"] = [list(s) for s in self.read]
         return data
@@ -269,7 +271,7 @@ class AnswerStarted:
     question: str
     sources: tuple[SourcePayload, ...]
     answer_id: str = ""
-    style: str = "label"
+    style: str = CitationStyle.LABEL
     also_searched: str = ""  # the glossary's words for the question's terms (glossary.py)
     scope: tuple[str, ...] = ()  # the files and folders the question was asked within (none: all)
     # Sent before the model reads the prompt: the tokens it still has to read (those not
@@ -278,7 +280,7 @@ class AnswerStarted:
     estimate_s: float = 0.0
     event: str = field(default="answer_started", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": self.event,
             "question": self.question,
@@ -297,7 +299,7 @@ class TokenDelta:
     text: str
     event: str = field(default="token", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event, "text": self.text}
 
 
@@ -313,8 +315,8 @@ class CitationFound:
     source: SourcePayload | None = None
     event: str = field(default="citation", init=False)
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {
             "event": self.event,
             "id": self.id,
             "span": list(self.span),
@@ -334,10 +336,10 @@ class AnswerFinished:
     answer_id: str = ""
     # How the model did: prompt_tokens, cached_tokens, first_token_s, tokens_per_s,
     # draft_accept_rate (speed.GenerationStats.to_json); empty when no model ran.
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: JsonObject = field(default_factory=dict)
     event: str = field(default="answer_finished", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": self.event,
             "answer_id": self.answer_id,
@@ -362,7 +364,7 @@ class ClaimVerdict:
     quote: str = ""  # the passage's words that contradict the sentence or state it only if...
     event: str = field(default="claim", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": self.event,
             "sentence_span": list(self.sentence_span),
@@ -395,7 +397,7 @@ class NoBasis:
     reason: str
     event: str = field(default="no_basis", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event, "reason": self.reason}
 
 
@@ -405,7 +407,7 @@ class AnswerFailed:
     known: bool
     event: str = field(default="failed", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event, "error": self.error, "known": self.known}
 
 
@@ -413,7 +415,7 @@ class AnswerFailed:
 class AnswerCancelled:
     event: str = field(default="cancelled", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event}
 
 
@@ -455,7 +457,7 @@ class DocumentInfo:
     mtime: float = 0.0
     ocr_pages: int = 0  # pages whose text was read by OCR
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["status"] = str(self.status)
         data["bad_pages"] = list(self.bad_pages)
