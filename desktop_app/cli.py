@@ -32,6 +32,7 @@ from desktop_app.core.types import (
     AnswerFinished,
     AnswerStarted,
     CitationFound,
+    CitationStyle,
     ClaimVerdict,
     FileIndexed,
     IndexProgress,
@@ -87,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     db(p)
     p.add_argument("--model", default=None, help="default | small | PATH.gguf")
     server_options(p)
-    p.add_argument("--style", choices=("label", "shortid"), default=None)
+    p.add_argument("--style", choices=[style.value for style in CitationStyle], default=None)
     p.add_argument("--max-tokens", type=int, default=None)
     within(p)
     p.add_argument("--json", action="store_true", help="one event per line, as the facade yields them")

@@ -27,9 +27,3 @@ def sha256_bytes(data: bytes) -> str:
 def chunk_id(doc_id: str, page: int, index: int) -> str:
     """``page`` is the 1-based physical page, ``index`` the chunk's position on that page."""
     return f"{doc_id[:16]}:{page}:{index}"
-
-
-def parse_chunk_id(value: str) -> tuple[str, int, int]:
-    """Split a chunk id into (doc_id prefix, page, index)."""
-    prefix, page, index = value.split(":")
-    return prefix, int(page), int(index)

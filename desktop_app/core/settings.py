@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from desktop_app.core import paths
 from desktop_app.core.errors import KnownError, io_error
+from desktop_app.core.types import CitationStyle
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ class Settings:
     server_url: str = ""  # the model server's address when answer_model is "server"
     server_model: str = ""  # the model it serves; empty: the first it lists (its key: server_key_path())
     embedder: str = "default"  # "default" (multilingual-e5-small) | "minilm" | a folder with model.onnx + tokenizer.json
-    citation_style: str = "label"  # "label" | "shortid"
+    citation_style: str = CitationStyle.LABEL  # a CitationStyle: "label" | "shortid"
     sources_per_answer: int = 5
     max_tokens: int = 320
     temperature: float = 0.1
@@ -56,7 +57,7 @@ class Settings:
     prompt_lookup: int = 0
 
     def validate(self) -> None:
-        if self.citation_style not in ("label", "shortid"):
+        if self.citation_style not in tuple(CitationStyle):
             raise KnownError(f"Unknown citation style {self.citation_style!r}.", "Use label or shortid.")
         if self.prompt_language not in ("auto", "en", "zh", "de"):
             raise KnownError(f"Unknown prompt language {self.prompt_language!r}.", "Use auto, en, zh or de.")

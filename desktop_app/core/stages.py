@@ -17,6 +17,7 @@ from desktop_app.core.types import (
     Citations,
     ClaimVerdict,
     GenerationStats,
+    JsonObject,
     Passage,
     Retrieval,
     Steering,
@@ -93,6 +94,37 @@ class Generator(Protocol):
     def close(self) -> None: ...
 
 
+class SearchIndex(Protocol):
+    """What retrieval reads of the library (core/library's ``Store`` implements it): term
+    statistics and BM25 in SQL, chunk texts and places, the vectors, the passages."""
+
+    generation: int  # bumped on every write that changes searchable content
+
+    def chunk_stats(self) -> tuple[int, float]: ...
+
+    def document_titles(self) -> list[tuple[str, str, str]]: ...
+
+    def term_chunk_counts(self, term_ids: Sequence[int]) -> dict[int, int]: ...
+
+    def bm25_top(self, term_ids: Sequence[int], weights: Sequence[float], avgdl: float,
+                 k: int, within: Sequence[int] | None = None) -> list[tuple[int, float, int]]: ...
+
+    def bm25_of(self, term_ids: Sequence[int], weights: Sequence[float], avgdl: float,
+                ckeys: Sequence[int]) -> list[tuple[int, float, int]]: ...
+
+    def chunk_texts(self, ckeys: Sequence[int]) -> dict[int, str]: ...
+
+    def chunk_places(self, ckeys: Sequence[int]) -> dict[int, tuple[str, int, str]]: ...
+
+    def chunk_keys_within(self, paths: Sequence[str]) -> np.ndarray: ...
+
+    def mentioned(self, needles: Sequence[str], within: Sequence[int] | None = None) -> set[str]: ...
+
+    def passages(self, ckeys: Sequence[int], scope: Sequence[str] = ()) -> dict[int, Passage]: ...
+
+    def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]: ...
+
+
 class Retriever(Protocol):
     """Finds the passages for a question, with the signals the evidence gate reads; with a
     ``scope`` (file and folder paths), only in the documents at or under them. ``language``
@@ -117,6 +149,13 @@ class JudgeCache(Protocol):
     def judge_get(self, sentence_sha: str, chunk_id: str) -> str | None: ...
 
     def judge_put(self, sentence_sha: str, chunk_id: str, answer: str) -> None: ...
+
+
+class AnswerLog(JudgeCache, Protocol):
+    """Where answers are kept (the history) with the judge's cache; ``Store`` implements it."""
+
+    def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
+                    status: str, payload: JsonObject, scope: Sequence[str] = ()) -> None: ...
 
 
 class Verifier(Protocol):

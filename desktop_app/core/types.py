@@ -12,7 +12,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+
+# A JSON object as to_json() returns it (json.dumps writes it; readers narrow its values).
+JsonObject = dict[str, object]
 
 Span = tuple[int, int]
 
@@ -209,7 +211,7 @@ class Passage:
     format: str = PDF_FORMAT  # the document's format: "pdf" has pages, the others parts
     locator: str = ""  # where a reader finds it: "p. 12", "section 9.10.1 ¶ 3"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return dataclasses.asdict(self)
 
     @property
@@ -241,7 +243,7 @@ class IndexProgress:
     eta_seconds: float | None
     event: str = field(default="progress", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return dataclasses.asdict(self)
 
 
@@ -257,7 +259,7 @@ class FileIndexed:
     ocr_pages: int = 0  # pages whose text was read by OCR
     event: str = field(default="file", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["status"] = str(self.status)
         data["bad_pages"] = list(self.bad_pages)
@@ -276,7 +278,7 @@ class IndexSummary:
     seconds: float = 0.0
     event: str = field(default="summary", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": "summary",
             "documents": self.documents,
@@ -337,7 +339,7 @@ class SourcePayload:
     format: str = PDF_FORMAT  # "pdf" opens the page viewer; the others the document view
     locator: str = ""  # "p. 12", "section 9.10.1 ¶ 3"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["read"] = [list(s) for s in self.read]
         return data
@@ -356,7 +358,7 @@ class AnswerStarted:
     question: str
     sources: tuple[SourcePayload, ...]
     answer_id: str = ""
-    style: str = "label"
+    style: str = CitationStyle.LABEL
     also_searched: str = ""  # the glossary's words for the question's terms (glossary.py)
     scope: tuple[str, ...] = ()  # the files and folders the question was asked within (none: all)
     # Sent before the model reads the prompt: the tokens it still has to read (those not
@@ -365,7 +367,7 @@ class AnswerStarted:
     estimate_s: float = 0.0
     event: str = field(default="answer_started", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": self.event,
             "question": self.question,
@@ -384,7 +386,7 @@ class TokenDelta:
     text: str
     event: str = field(default="token", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event, "text": self.text}
 
 
@@ -400,8 +402,8 @@ class CitationFound:
     source: SourcePayload | None = None
     event: str = field(default="citation", init=False)
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {
             "event": self.event,
             "id": self.id,
             "span": list(self.span),
@@ -422,10 +424,10 @@ class AnswerFinished:
     # How the model did (GenerationStats.to_json: prompt_tokens, cached_tokens, prefill_s,
     # tokens_per_s, ...) and where the seconds before the first word went ("first_word":
     # FirstWordClock.to_json); empty when no model ran.
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: JsonObject = field(default_factory=dict)
     event: str = field(default="answer_finished", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": self.event,
             "answer_id": self.answer_id,
@@ -450,7 +452,7 @@ class ClaimVerdict:
     quote: str = ""  # the passage's words that contradict the sentence or state it only if...
     event: str = field(default="claim", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": self.event,
             "sentence_span": list(self.sentence_span),
@@ -483,7 +485,7 @@ class NoBasis:
     reason: str
     event: str = field(default="no_basis", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event, "reason": self.reason}
 
 
@@ -493,7 +495,7 @@ class AnswerFailed:
     known: bool
     event: str = field(default="failed", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event, "error": self.error, "known": self.known}
 
 
@@ -501,7 +503,7 @@ class AnswerFailed:
 class AnswerCancelled:
     event: str = field(default="cancelled", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event}
 
 
@@ -544,7 +546,7 @@ class DocumentInfo:
     ocr_pages: int = 0  # pages whose text was read by OCR
     format: str = PDF_FORMAT
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["status"] = str(self.status)
         data["bad_pages"] = list(self.bad_pages)

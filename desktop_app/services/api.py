@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
@@ -17,10 +17,14 @@ from desktop_app.core.types import (
     DocumentPart,
     IndexEvent,
     LibraryMovedAside,
+    JsonObject,
     OcrLine,
     Passage,
     SourceState,
 )
+
+if TYPE_CHECKING:
+    from desktop_app.services.checking import CheckEvent
 
 
 class KnowledgeBaseAPI(Protocol):
@@ -66,13 +70,13 @@ class KnowledgeBaseAPI(Protocol):
         evidence gate and the sources; answer_started and the history record the scope."""
         ...
 
-    def check_text(self, text: str, name: str = "") -> AsyncIterator[Any]:
+    def check_text(self, text: str, name: str = "") -> AsyncIterator[CheckEvent]:
         """Check each sentence of ``text`` against the library: the text as read
         (check_started), a sentence_check per sentence (verdict, best supporting passage,
         page and highlight), then check_finished."""
         ...
 
-    def check_claims(self, lines: Sequence[str]) -> AsyncIterator[dict[str, Any]]:
+    def check_claims(self, lines: Sequence[str]) -> AsyncIterator[JsonObject]:
         """A verdict per ``--claims`` JSONL line, in order (no library needed)."""
         ...
 
@@ -94,12 +98,12 @@ class KnowledgeBaseAPI(Protocol):
         text) by doc_id or library path: its text and blocks, for the document view."""
         ...
 
-    async def history(self) -> list[dict[str, Any]]:
+    async def history(self) -> list[JsonObject]:
         """Saved answers, newest first: answer_id, question, status, created_at, model_id,
         scope (the paths it was asked within; empty: the whole library)."""
         ...
 
-    async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
+    async def answer_record(self, answer_id: str) -> JsonObject | None:
         """A saved answer (question, text, sources, citations, claims, hallucinated, reason)
         with ``source_states`` (id -> current / changed / removed) as of now."""
         ...

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from desktop_app.core.library.store import Store
 from desktop_app.core.stages import Retriever
+from desktop_app.core.types import JsonObject
 from desktop_app.core.verdicts import (
     BadClaimLine,
     CheckFinished,
@@ -34,7 +34,7 @@ CheckEvent = TextToCheck | SentenceCheck | CheckFinished
 
 
 def check_text(text: str, name: str, retriever: Retriever, store: Store,
-               emit: Callable[[Any], None], cancelled: Callable[[], bool],
+               emit: Callable[[CheckEvent], None], cancelled: Callable[[], bool],
                judge: Judge | None = None, judge_budget_s: float = 30.0) -> None:
     """Emit the text as read (:class:`TextToCheck`), a :class:`SentenceCheck` per sentence
     as each is checked, then :class:`CheckFinished`. With a ``judge`` (on the answer
@@ -46,7 +46,7 @@ def check_text(text: str, name: str, retriever: Retriever, store: Store,
         emit(event)
 
 
-def check_claims(lines: Iterable[str], emit: Callable[[Any], None], cancelled: Callable[[], bool],
+def check_claims(lines: Iterable[str], emit: Callable[[JsonObject], None], cancelled: Callable[[], bool],
                  judge: Judge | None = None) -> None:
     """Emit one result dict per non-blank input line, in order: the verdict, score, reason
     and quote, or ``{"line": n, "error": ...}`` for a line that cannot be read. With a

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -31,11 +32,13 @@ from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
     AnswerFinished,
+    CitationStyle,
     DocumentInfo,
     DocumentPart,
     FirstWordClock,
     IndexEvent,
     LibraryMovedAside,
+    JsonObject,
     OcrLine,
     Passage,
     SourceState,
@@ -44,12 +47,20 @@ from desktop_app.core.types import (
 if TYPE_CHECKING:
     from desktop_app.core.models.worker import WorkerGenerator
     from desktop_app.core.verdicts import Judge
+    from desktop_app.services.checking import CheckEvent
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 PROMPT_LANGUAGES = ("en", "zh", "de")  # the prompt heads primed when the language is "auto"
-_DONE = object()
+E = TypeVar("E")
+
+
+@dataclass(frozen=True)
+class _Done:
+    """The end of a stream: the worker returned, or raised ``error``."""
+
+    error: BaseException | None
 
 
 def preload() -> None:
@@ -233,7 +244,7 @@ class KnowledgeBase:
         languages = list(PROMPT_LANGUAGES) if chosen == "auto" else [chosen]
 
         def prime(language: str, rest: list[str]) -> int:
-            if self.settings.citation_style != "label" or self._closing.is_set():
+            if self.settings.citation_style != CitationStyle.LABEL or self._closing.is_set():
                 return 0
             if self.settings.answer_model == settings_mod.SERVER:
                 return 0  # a server keeps its own cache; no network traffic at start-up
@@ -272,31 +283,31 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ streaming bridge
 
     async def _stream(
-        self, pool: ThreadPoolExecutor, work: Callable[[Callable[[Any], None], Callable[[], bool]], Any],
+        self, pool: ThreadPoolExecutor, work: Callable[[Callable[[E], None], Callable[[], bool]], object],
         doing: str = "working on the library",
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncIterator[E]:
         loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
+        queue: asyncio.Queue[E | _Done] = asyncio.Queue()
         cancel = threading.Event()
         self._active.add(cancel)
 
-        def emit(event: Any) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, event)
+        def put(item: E | _Done) -> None:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
 
         def job() -> None:
             try:
-                work(emit, cancel.is_set)
-                emit((_DONE, None))
+                work(put, cancel.is_set)
+                put(_Done(None))
             except BaseException as exc:  # handed to the event loop and re-raised there
-                emit((_DONE, self._known(exc, doing)))
+                put(_Done(self._known(exc, doing)))
 
         future = loop.run_in_executor(pool, job)
         try:
             while True:
                 item = await queue.get()
-                if isinstance(item, tuple) and len(item) == 2 and item[0] is _DONE:
-                    if item[1] is not None:
-                        raise item[1]
+                if isinstance(item, _Done):
+                    if item.error is not None:
+                        raise item.error
                     break
                 yield item
         finally:
@@ -327,7 +338,7 @@ class KnowledgeBase:
         if not folder.is_dir():
             raise KnownError(f"{folder} is not a folder.", "Pick a folder that holds documents (PDF, HTML, EPUB, DOCX, ODT, PPTX, Markdown, text).")
 
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+        def work(emit: Callable[[IndexEvent], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
 
             store, embedder = self.store, self.embedder
@@ -401,7 +412,7 @@ class KnowledgeBase:
             yield event
 
     async def reindex(self) -> AsyncIterator[IndexEvent]:
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+        def work(emit: Callable[[IndexEvent], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
 
             Indexer(self.store, self.embedder).reindex(emit, cancelled)
@@ -442,7 +453,7 @@ class KnowledgeBase:
 
         asked = time.perf_counter()
 
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+        def work(emit: Callable[[AnswerEvent], None], cancelled: Callable[[], bool]) -> None:
             clock = FirstWordClock(asked)
             clock.add("model_busy_s", time.perf_counter() - asked)  # the model's thread was priming
             starts_model = self._generator is None
@@ -487,7 +498,7 @@ class KnowledgeBase:
         async for event in self._stream(self._llm_pool, work):
             yield event
 
-    async def check_text(self, text: str, name: str = "", judge: bool | None = None) -> AsyncIterator[Any]:
+    async def check_text(self, text: str, name: str = "", judge: bool | None = None) -> AsyncIterator[CheckEvent]:
         """Check each sentence of ``text`` (an exported answer, Markdown or plain text)
         against the library: the text as read, then a verdict event per sentence with its
         best supporting passage, then the totals (services/checking.py). ``judge`` (default:
@@ -496,7 +507,7 @@ class KnowledgeBase:
 
         use_judge = self.settings.judge if judge is None else judge
 
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+        def work(emit: Callable[[CheckEvent], None], cancelled: Callable[[], bool]) -> None:
             checking.check_text(text, name, self.retriever, self.store, emit, cancelled,
                                 self._judge(use_judge, judge is True, cancelled, self.store),
                                 self.settings.judge_budget_s)
@@ -505,14 +516,14 @@ class KnowledgeBase:
         async for event in self._stream(self._llm_pool if use_judge else self._query_pool, work):
             yield event
 
-    async def check_claims(self, lines: Sequence[str], judge: bool | None = None) -> AsyncIterator[dict[str, Any]]:
+    async def check_claims(self, lines: Sequence[str], judge: bool | None = None) -> AsyncIterator[JsonObject]:
         """A verdict per ``--claims`` JSONL line (sentence, passages, cited ids), in order;
         needs no library. ``judge`` (default: Settings) as for an answer's sentences."""
         from desktop_app.services import checking
 
         use_judge = self.settings.judge if judge is None else judge
 
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+        def work(emit: Callable[[JsonObject], None], cancelled: Callable[[], bool]) -> None:
             checking.check_claims(lines, emit, cancelled, self._judge(use_judge, judge is True, cancelled, None))
 
         async for result in self._stream(self._llm_pool if use_judge else self._query_pool, work):
@@ -596,15 +607,15 @@ class KnowledgeBase:
 
         return await self._call(self._query_pool, work)
 
-    async def history(self) -> list[dict[str, Any]]:
+    async def history(self) -> list[JsonObject]:
         """Saved answers, from their own file: they list while another process holds the
         index, and after the index is lost."""
         return await self._call(self._query_pool, lambda: self.archive.answers())
 
-    async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
+    async def answer_record(self, answer_id: str) -> JsonObject | None:
         from desktop_app.core.library.history import annotate_staleness
 
-        def read() -> dict[str, Any] | None:
+        def read() -> JsonObject | None:
             record = self.archive.answer(answer_id)
             if record is None:
                 return None

@@ -18,6 +18,7 @@ from desktop_app.core.types import (
     AnswerFinished,
     AnswerStarted,
     CitationFound,
+    CitationStyle,
     ClaimVerdict,
     NoBasis,
     SourcePayload,
@@ -66,7 +67,7 @@ class AnswerTurn:
     state: TurnState = TurnState.WAITING
     text: str = ""
     answer_id: str = ""
-    style: str = "label"
+    style: str = CitationStyle.LABEL
     sources: list[SourcePayload] = field(default_factory=list)  # as given to the model
     cited: dict[str, SourcePayload] = field(default_factory=dict)  # payloads of cited ids
     markers: list[Marker] = field(default_factory=list)
@@ -186,7 +187,7 @@ class AnswerTurn:
 
     def chip_label(self, cid: str) -> str:
         """What a marker chip shows: the label, or the source number for short ids."""
-        if self.style == "shortid":
+        if self.style == CitationStyle.SHORTID:
             number = self.source_number(cid)
             if number is not None:
                 return str(number)

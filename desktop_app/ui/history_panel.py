@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.errors import KnownError
-from desktop_app.core.types import ClaimVerdict, SourcePayload, SourceState, Verdict
+from desktop_app.core.types import CitationStyle, ClaimVerdict, SourcePayload, SourceState, Verdict
 from desktop_app.services.api import KnowledgeBaseAPI
 from desktop_app.ui.answer_html import scope_label
 from desktop_app.ui.answer_model import AnswerTurn, Marker, TurnState
@@ -62,7 +62,7 @@ def turn_from_record(record: dict[str, Any]) -> AnswerTurn:
         state=_STATES.get(record.get("status", ""), TurnState.FINISHED),
         text=record.get("text", ""),
         answer_id=record["answer_id"],
-        style=record.get("style", "label"),
+        style=record.get("style", CitationStyle.LABEL),
         sources=sources,
         cited={cid: by_id[cid] for cid in citations if cid in by_id},
         hallucinated=hallucinated,

@@ -266,12 +266,6 @@ class LibraryModel(QAbstractItemModel):
         node = self._nodes.get(_key(path))
         return QModelIndex() if node is None else self.createIndex(node.position, 0, node)
 
-    def path_at(self, index: QModelIndex | QPersistentModelIndex) -> str:
-        return self._node(index).path if index.isValid() else ""
-
-    def row_at_index(self, index: QModelIndex | QPersistentModelIndex) -> LibraryRow | None:
-        return self._node(index).row if index.isValid() else None
-
     # ------------------------------------------------------------------ updates
 
     def clear(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, QRect, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter, QPaintEvent, QPen
 from PySide6.QtPdf import QPdfDocument, QPdfDocumentRenderOptions, QPdfPageRenderer
 from PySide6.QtPdfWidgets import QPdfView
@@ -263,14 +263,3 @@ class HighlightPdfView(QPdfView):
     ) -> None:
         self.page_rendered.emit(page)
 
-    def point_at(self, position: QPointF) -> QPointF | None:
-        """Viewport position to page points (None outside the page)."""
-        document = self.document()
-        page_rect = self.page_rect()
-        if document is None or not page_rect.contains(position):
-            return None
-        points = document.pagePointSize(self.current_page())
-        return QPointF(
-            (position.x() - page_rect.left()) * points.width() / page_rect.width(),
-            (position.y() - page_rect.top()) * points.height() / page_rect.height(),
-        )

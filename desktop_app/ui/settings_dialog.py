@@ -38,6 +38,7 @@ from desktop_app.core import paths
 from desktop_app.core import settings as settings_store
 from desktop_app.core.errors import KnownError
 from desktop_app.core.settings import Settings
+from desktop_app.core.types import CitationStyle
 from desktop_app.services import model_server, models_service
 from desktop_app.ui.async_qt import TaskSet
 
@@ -69,7 +70,7 @@ class SettingsDialog(QDialog):
         self.server_panel = self._server_panel()
         self.embedder, self.embedder_path, embedder_row = self._choice_row(EMBEDDER_CHOICES, "Embedder", "a folder with model.onnx and tokenizer.json", self._browse_embedder)
         self.embedder_info = self._info_label("Embedder details")
-        self.style = self._combo("Citation style", (("label", "Numbered labels [1]"), ("shortid", "Short ids [abc1234]")))
+        self.style = self._combo("Citation style", ((CitationStyle.LABEL, "Numbered labels [1]"), (CitationStyle.SHORTID, "Short ids [abc1234]")))
         self.sources = self._spin("Sources per answer", 1, 20, self.current.sources_per_answer)
         self.max_tokens = self._spin("Max answer tokens", 16, 4096, self.current.max_tokens)
         self.threads = self._spin("CPU threads", 1, 256, self.current.threads)

@@ -15,7 +15,7 @@ from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerStarted, NoBasis
 from desktop_app.core.verdicts import Verifier
-from tests.core.test_retrieve import add_document, places
+from tests.core.search.test_retrieve import add_document, places
 from tests.fakes import FakeEmbedder, FakeGenerator
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
-from tests.core.test_retrieve import add_document
+from tests.core.search.test_retrieve import add_document
 from tests.fakes import FakeEmbedder
 
 OLD = "all-MiniLM-L6-v2-int8:8199be6f699a"  # the folder's name, as libraries stored it

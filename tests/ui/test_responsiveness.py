@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from desktop_app.ui.lag_probe import LagProbe
 from tests.ui.fakes import ScriptedAnswer, payload, pypdf_passage
+from tests.ui.lag_probe import LagProbe
 
 
 def long_answer(library) -> ScriptedAnswer:  # noqa: ANN001

@@ -13,15 +13,13 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from desktop_app.core.answer import evidence, gate, prompts
 from desktop_app.core.answer.citations import CitationResolver, SourceMap, citation_grammar
 from desktop_app.core.answer.gate import Refusal
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
-from desktop_app.core.stages import Generator, Retriever, VerdictStream, Verifier
+from desktop_app.core.stages import AnswerLog, Generator, Retriever, VerdictStream, Verifier
 from desktop_app.core.text.lang import DEFAULT as DEFAULT_LANGUAGE
 from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.types import (
@@ -34,9 +32,11 @@ from desktop_app.core.types import (
     ClaimVerdict,
     FirstWordClock,
     GenerationStats,
+    JsonObject,
     NoBasis,
     Passage,
     Retrieval,
+    SourcePayload,
     Steering,
     TokenDelta,
 )
@@ -68,7 +68,7 @@ def answer(
     question: str,
     *,
     retriever: Retriever,
-    store: Store | None,
+    store: AnswerLog | None,
     generator_factory: Callable[[], Generator],
     settings: Settings,
     emit: Callable[[AnswerEvent], None],
@@ -305,7 +305,7 @@ def scope_words(scope: Sequence[str]) -> str:
     return f"{names[0]}, {names[1]} and {len(names) - 2} more"
 
 
-def _judge(verifier: Verifier, generator: Generator, store: Store | None, source_map: SourceMap,
+def _judge(verifier: Verifier, generator: Generator, store: AnswerLog | None, source_map: SourceMap,
            text: str, claims: list[ClaimVerdict], emit: Callable[[AnswerEvent], None],
            should_cancel: Callable[[], bool], budget_s: float) -> list[ClaimVerdict]:
     """Ask the loaded model about the sentences the rule scorer was unsure of; emit and
@@ -328,7 +328,7 @@ def _says_no_answer(text: str, language: str) -> bool:
 
 
 def _no_basis(question: str, refused: Refusal, language: str, answer_id: str, style: str,
-              store: Store | None, emit: Callable[[AnswerEvent], None], also_searched: str = "",
+              store: AnswerLog | None, emit: Callable[[AnswerEvent], None], also_searched: str = "",
               scope: tuple[str, ...] = (), passages: Sequence[Passage] = ()) -> None:
     reason = refused.reason
     text = prompts.NO_BASIS_MESSAGE[language]
@@ -343,13 +343,13 @@ def _no_basis(question: str, refused: Refusal, language: str, answer_id: str, st
           scope=scope)
 
 
-def _save(store: Store | None, answer_id: str, question: str, text: str, style: str, model_id: str,
-          status: str, payloads: tuple[Any, ...], citations: dict[str, list[tuple[int, int]]],
+def _save(store: AnswerLog | None, answer_id: str, question: str, text: str, style: str, model_id: str,
+          status: str, payloads: tuple[SourcePayload, ...], citations: dict[str, list[tuple[int, int]]],
           hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "",
-          scope: tuple[str, ...] = (), stats: dict[str, Any] | None = None) -> None:
+          scope: tuple[str, ...] = (), stats: JsonObject | None = None) -> None:
     if store is None:
         return
-    payload = {
+    payload: JsonObject = {
         "sources": [p.to_json() for p in payloads],
         "citations": {k: [list(s) for s in v] for k, v in citations.items()},
         "hallucinated": list(hallucinated),

@@ -15,12 +15,10 @@ A passage that adds nothing new is dropped: one whose kept words are already in 
 earlier passage's evidence (a near-duplicate, or a second chunk of the same page repeating
 the first), and one in which no unit holds a term of the question while others do.
 
-The budget (:data:`EVIDENCE_TOKENS`) was chosen with ``bench/evidence.py`` on the tuning
-half of the corpus and eval questions (three languages): at 280 tokens the evidence holds
-the gold answer for 75.9% of them (240: 75.0%; 320: 76.9%; whole chunks: 84.3%), and the
-request the model reads stays as long as it was at 240 tokens with the previous order and
-longer headings (median 473 tokens over 20 held-out corpus questions): each 80 tokens more
-cost the first word about a second on two cores.
+The budget (:data:`EVIDENCE_TOKENS`) trades the share of questions whose evidence holds
+the gold answer against the length of the request the model reads (each 80 tokens more
+cost the first word about a second on two cores); ``bench/evidence.py`` measures both on
+the corpus and eval questions (three languages).
 """
 
 from __future__ import annotations

@@ -54,9 +54,8 @@ class Refusal:
 # question whose topic is there but whose answer is not is the model's to decline
 # (ABSTAIN_PROBABILITY below).
 #
-# all-MiniLM-L6-v2: calibrated with ``bench/trust.py gate`` over 151 answerable questions
-# (FinanceBench, MMLongBench-Doc) and 26 off-topic ones: 0 of 151 answerable refused and
-# 21 of 26 off-topic refused.
+# all-MiniLM-L6-v2: calibrated so that no answerable question of FinanceBench and
+# MMLongBench-Doc is refused while off-topic ones are (measured by ``bench/trust.py gate``).
 MIN_COVERAGE = 0.55
 MIN_COSINE_ALONE = 0.35
 MIN_COVERAGE_LEXICAL = 0.25
@@ -70,15 +69,12 @@ class GateThresholds:
 
 
 # Per embedder (its model id up to the ":"), per question language. multilingual-e5-small:
-# fitted with ``bench/gate.py retrieve --fit`` on the tuning half of
-# bench/data/eval_{en,de,zh}.json and the off-topic questions: the most unanswerable and
-# off-topic refused with no answerable question of the tuning half refused (English's floor
-# one grid step under its fitted 0.26: e5 scores off-topic English 0.79-0.85, as close as
-# answerable questions, so few shared words must refuse). English's coverage tied from 0.50
-# to 1.0 on the tuning half: 0.75, so that a small library, whose idf inflates coverage,
-# still refuses a far question, while a passage holding 3/4 of the question's words passes.
-# Held-out half: 0 of 85 answerable refused (en 25, de 27, zh 33); off-topic refused: en
-# 6/12, de 2/4, zh 9/10.
+# the most unanswerable and off-topic questions refused with no answerable one refused, on
+# the tuning half of bench/data/eval_{en,de,zh}.json (``bench/gate.py retrieve --fit``
+# fits them, ``bench/gate.py retrieve`` measures both halves). English needs a floor: e5
+# scores off-topic English as close as answerable questions, so few shared words must
+# refuse; its coverage is 3/4 so that a small library, whose idf inflates coverage, still
+# refuses a far question while a passage holding 3/4 of the question's words passes.
 GATES: dict[str, dict[str, GateThresholds]] = {
     "all-minilm-l6-v2-int8": {
         "en": GateThresholds(MIN_COVERAGE, MIN_COSINE_ALONE),
@@ -147,11 +143,9 @@ def _quoted(items: Sequence[str]) -> str:
 # The model's own abstention: before it writes, Folio asks how likely the model is to
 # reply with the no-answer sentence (prompts.NO_ANSWER) to this very prompt; at
 # ABSTAIN_PROBABILITY or more the answer is "no basis" and the sources it read are shown.
-# Calibrated with ``bench/gate.py answers --abstain 1.01`` then ``report --fit-abstain``
-# on the tuning half of bench/data/eval_*.json (default 1.5B model, 6 answerable and 6
-# near-domain unanswerable questions per language): the lowest probability that refuses no
-# answerable question the model would have answered. The 1.5B model rarely doubts: at 0.10
-# it declines 2 of 6 unanswerable English and Chinese questions and 0 of 6 German ones.
+# The lowest probability that refuses no answerable question the model would have answered,
+# on the tuning half of bench/data/eval_*.json (``bench/gate.py answers --abstain 1.01`` then
+# ``report --fit-abstain`` fit it; ``bench/gate.py answers`` measures what it declines).
 ABSTAIN_PROBABILITY = 0.10
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.library.store import Store
-from desktop_app.core.types import SourceState
+from desktop_app.core.types import CitationStyle, SourceState
 
 logger = logging.getLogger(__name__)
 
@@ -135,7 +135,7 @@ def audit_record(record: dict[str, Any]) -> dict[str, Any]:
         "status": record.get("status", ""),
         "no_basis_reason": record.get("reason") or None,
         "model_id": record.get("model_id", ""),
-        "citation_style": record.get("style", "label"),
+        "citation_style": record.get("style", CitationStyle.LABEL),
         "scope": list(record.get("scope", [])),  # asked within these paths (empty: everything)
         "citations": citations,
         "hallucinated": hallucinated,

@@ -15,8 +15,8 @@ stage that fuses them per query language. Qt-free.
    (a question naming "Best Buy" or "3M" prefers that report, by as much however long
    the question is).
 3. A weighted sum ranks them, with weights per language (:data:`LATIN`, :data:`CJK`).
-   all-MiniLM-L6-v2 only knows English: a Chinese question does not use it (blind
-   fusion dragged Chinese recall@5 from 0.94 to 0.50, DESIGN.md), and a Latin-script
+   all-MiniLM-L6-v2 only knows English: a Chinese question does not use it (its cosine
+   is noise on Chinese; bench/retrieval.py measures recall per language), and a Latin-script
    question weighs it by how well the embedder's vocabulary covers its words (German
    words fall apart into WordPiece fragments: weight 0).
 4. One passage per page: a page's best chunk stands for it, so ``k`` passages are ``k``
@@ -46,8 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
-from desktop_app.core.library.store import Store
 from desktop_app.core.search.glossary import Glossary, load_builtin
+from desktop_app.core.stages import SearchIndex
 from desktop_app.core.text import anchors as anchorlib
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.listing import asks_for_listing, reads_as_listing
@@ -68,10 +68,9 @@ class FusionWeights:
 
 LATIN = FusionWeights(bm25=1.0, dense=1.0, coverage=0.5, title=0.5)
 CJK = FusionWeights(bm25=1.0, dense=0.0, coverage=0.5, title=0.25)
-# Chinese with a multilingual embedder (multilingual-e5-small): chosen with ``bench/gate.py
-# retrieve --cjk-dense W`` on the tuning half of bench/data/eval_zh.json (33 questions,
-# recall@1/@5: dense 0: 85%/94%, 0.5: 85%/97%, 1.0: 82%/94%, 1.5: 82%/91%). English and
-# German keep LATIN (dense 0.5 and 1.0 tied on their tuning halves; 1.5 lost 1 question).
+# Chinese with a multilingual embedder (multilingual-e5-small): the dense weight with the best
+# recall on the tuning half of bench/data/eval_zh.json (``bench/gate.py retrieve
+# --cjk-dense W`` tries one). English and German keep LATIN (``--latin-dense W``).
 CJK_MULTILINGUAL = FusionWeights(bm25=1.0, dense=0.5, coverage=0.5, title=0.25)
 # How much of the embedder's vocabulary a Latin-script question uses: WordPiece tokens per
 # word. English questions of the QA sets: median 1.08, max 1.5; German: 2.0 to 2.6. The
@@ -79,16 +78,15 @@ CJK_MULTILINGUAL = FusionWeights(bm25=1.0, dense=0.5, coverage=0.5, title=0.25)
 VOCAB_FULL = 1.5
 VOCAB_NONE = 2.0
 _WORD = re.compile(r"[^\W\d_]+")
-# BM25 weight of a glossary expansion's terms against the question's own (FinanceBench
-# recall@5 with title weight 0.5: 0.64 without expansion, 0.70 at 0.5, 0.67 at 1.0).
+# BM25 weight of a glossary expansion's terms against the question's own: half, so that the
+# glossary's words help find a filing without outweighing the question (bench/retrieval.py).
 EXPANSION_WEIGHT = 0.5
 # The least idf-weighted share of a question's terms a document's title must hold to count
-# as named by it (FinanceBench recall@5 0.67 -> 0.73 at 0.02 to 0.05, same elsewhere).
+# as named by it: a company name, not a common word of every title (bench/retrieval.py).
 TITLE_FLOOR = 0.05
 
-# A question's rarest terms are scored, at most one per bit of a BIGINT mask. (Skipping
-# common terms, those in over 5% of chunks, cut recall@5 on FinanceBench from 0.64 to
-# 0.52 and saved little time.)
+# A question's rarest terms are scored, at most one per bit of a BIGINT mask; common terms
+# are scored too (leaving them out lost recall and saved little time: bench/retrieval.py).
 MAX_SCORED_TERMS = 62
 
 
@@ -106,7 +104,7 @@ class _Lexical:
 class VectorIndex:
     """All chunk vectors of one embedder as a normalised float32 matrix in memory."""
 
-    def __init__(self, store: Store, model_id: str) -> None:
+    def __init__(self, store: SearchIndex, model_id: str) -> None:
         self.store = store
         self.model_id = model_id
         self._generation = -1
@@ -161,7 +159,7 @@ def _lookup(keys: np.ndarray, scores: np.ndarray, wanted: Sequence[int]) -> dict
 
 
 class Retriever:
-    def __init__(self, store: Store, embedder: object | None = None, glossary: Glossary | None = None) -> None:
+    def __init__(self, store: SearchIndex, embedder: object | None = None, glossary: Glossary | None = None) -> None:
         self.store = store
         self.embedder = embedder
         self.glossary = glossary if glossary is not None else load_builtin()

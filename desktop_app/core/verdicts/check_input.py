@@ -24,10 +24,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from desktop_app.core.text.markers import find_markers
 from desktop_app.core.text.sentences import Sentence, attach_citations, split_sentences
+from desktop_app.core.types import CitationStyle, JsonObject
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ class TextToCheck:
     headings: frozenset[int] = frozenset()  # indexes of sentences that are headings
     event: str = field(default="check_started", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "event": self.event,
             "title": self.title,
@@ -224,7 +224,7 @@ def _audit_record(raw: str) -> tuple[str, list[tuple[str, bool]], dict[str, Foot
                 label, str(cited.get("chunk_id") or ""), Path(str(document.get("path") or "")).name,
                 str(cited.get("page_label") or cited.get("page") or ""), str(cited.get("passage") or ""),
             )
-    style = "shortid" if data.get("citation_style") == "shortid" else "label"
+    style = CitationStyle.SHORTID if data.get("citation_style") == CitationStyle.SHORTID else CitationStyle.LABEL
     return str(data.get("question") or ""), _blocks(data["answer"])[1], footnotes, style
 
 
@@ -237,7 +237,7 @@ def read_text(raw: str, name: str = "") -> TextToCheck:
         title, blocks, footnotes, style = record
     else:
         title, blocks, footnotes = _blocks(raw)
-        style = "label"
+        style = CitationStyle.LABEL
     prose = "\n\n".join(text for text, _ in blocks)
     heading_spans: list[tuple[int, int]] = []
     at = 0
@@ -302,7 +302,7 @@ class ClaimLine:
     sentence: str
     passages: dict[str, str]
     ids: tuple[str, ...]
-    key: Any = None  # the line's own "id", echoed in the output
+    key: object = None  # the line's own "id", echoed in the output
 
 
 class BadClaimLine(ValueError):

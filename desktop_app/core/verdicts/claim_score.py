@@ -201,9 +201,8 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
     if verdict is Verdict.UNSUPPORTED and _other_language(claim, passage):
         # A Chinese or German sentence citing an English passage shares no words with it
         # ("签署" / "signed"), so its coverage says nothing; its numbers agreed above. Amber,
-        # and the judge (judge.py) weighs it: on 28 hand-written pairs over corpus passages
-        # the rules called 12 of 16 true sentences red; the judge's P(yes) was 0.54-0.96 on
-        # the true ones and 0.07-0.67 on the false ones (9 of 12 below RED_P).
+        # and the judge (judge.py) weighs it: it tells such true and false sentences apart
+        # where the rules cannot (bench/verdicts.py rules --origin crosslingual).
         reason += "; the passage is in another language, so its words cannot be matched"
         return ClaimScore(Verdict.PARTIAL, PARTIAL_MIN, support, reason, coverage, cosine)
     return ClaimScore(verdict, min(max(score, 0.0), 1.0), support, reason, coverage, cosine)

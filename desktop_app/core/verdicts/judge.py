@@ -48,27 +48,24 @@ GRAMMAR = 'root ::= ("yes" | "partial" | "no")\n'
 ANSWERS = ("yes", "partial", "no")
 # Without P(yes) (a model server cannot score replies): what the judge's sampled answer makes
 # of the rule scorer's verdict; a pair not listed keeps it.
-# Chosen on the tuning half of bench/data/verdict_pairs.jsonl (bench/verdicts.py): the
-# default model's "yes" is right 80% of the time, its "no" more often; letting a "yes"
-# turn amber green took the share of green sentences that are true from 96% to 89%, so a
-# "no" turns amber red and a "yes" leaves it amber (the tooltip says the judge agreed).
+# A sampled "yes" is wrong too often to turn amber green, a "no" is right often enough to
+# turn amber red; a "yes" leaves it amber (the tooltip says the judge agreed). Chosen on the
+# tuning half of bench/data/verdict_pairs.jsonl (bench/verdicts.py rules --judged).
 POLICY: dict[tuple[Verdict, str], Verdict] = {
     (Verdict.PARTIAL, "no"): Verdict.UNSUPPORTED,
 }
-# With P(yes) (chosen on the tuning half of bench/data/verdict_pairs.jsonl, n=230, with
-# bench/verdicts.py judge then rules --judged ... --set NAME VALUE): amber turns green from
-# GREEN_P, green stays green from KEEP_GREEN_P (below it the judge's doubt turns it amber),
-# and amber or green turns red below RED_P. There, of the sentences marked supported 100%
-# were true (58/58) and 93% of the false ones were caught (113/122; zh 86%); 0.95 let 2
-# false ones turn green, 0.4 caught 89%.
+# With P(yes): amber turns green from GREEN_P, green stays green from KEEP_GREEN_P (below it
+# the judge's doubt turns it amber), and amber or green turns red below RED_P: no false
+# sentence marked supported and the most false ones caught, on the tuning half of
+# bench/data/verdict_pairs.jsonl (bench/verdicts.py judge, then rules --judged ... --set
+# NAME VALUE to try a threshold).
 GREEN_P = 0.97
 KEEP_GREEN_P = 0.8
 RED_P = 0.5
 # the verdicts worth a question: amber ones, and green ones (the judge may veto them)
 JUDGED = (Verdict.PARTIAL, Verdict.SUPPORTED)
-# At most this many model calls per answer, and no new call after BUDGET_S seconds (see
-# bench/verdicts.py judge: a median 3.2 s per pair with the default model on 1 thread,
-# reading P(yes) from the excerpt around the rule scorer's support).
+# At most this many model calls per answer, and no new call after BUDGET_S seconds: a few
+# seconds a pair with the default model (bench/verdicts.py judge prints the median).
 MAX_JUDGED = 8
 BUDGET_S = 30.0
 MAX_PASSAGE_CHARS = 2000  # a chunk is ~1,000 characters; never send more than this

@@ -17,10 +17,9 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from desktop_app.core.text.sentences import Sentence
-from desktop_app.core.types import ClaimVerdict, Passage, SourcePayload, Span, Verdict
+from desktop_app.core.types import ClaimVerdict, JsonObject, Passage, SourcePayload, Span, Verdict
 from desktop_app.core.verdicts.check_input import ClaimLine, Footnote, TextToCheck
 from desktop_app.core.verdicts.claims import is_factual, plain_text
 from desktop_app.core.verdicts.judge import Judge, JudgedPassage
@@ -61,7 +60,7 @@ class SentenceCheck:
         spans = self.support or ((0, len(self.source.text)),)
         return [(base + a, base + b) for a, b in spans]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         s = self.source
         return {
             "event": self.event, "index": self.index, "span": list(self.span),
@@ -83,7 +82,7 @@ class CheckFinished:
     cancelled: bool = False
     event: str = field(default="check_finished", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"event": self.event, "counts": self.counts, "sentences": self.sentences,
                 "cancelled": self.cancelled}
 
@@ -267,12 +266,12 @@ def check_claim(claim: ClaimLine, judge: Judge | None = None) -> ClaimVerdict:
     return second_opinion(judge, text, verdict, passages)
 
 
-def claim_result(claim: ClaimLine, verdict: ClaimVerdict) -> dict[str, Any]:
+def claim_result(claim: ClaimLine, verdict: ClaimVerdict) -> JsonObject:
     """The output line for one ``--claims`` input line."""
     label = verdict.support_id or (verdict.suggested_label or None)
     passage = claim.passages.get(label, "") if label else ""
     quote = _verdict_quote(verdict, passage, verdict.support) if passage else ""
-    out: dict[str, Any] = {} if claim.key is None else {"id": claim.key}
+    out: JsonObject = {} if claim.key is None else {"id": claim.key}
     out.update({
         "sentence": claim.sentence, "verdict": str(verdict.verdict), "score": round(verdict.score, 4),
         "reason": verdict.reason, "quote": quote, "support_label": label,

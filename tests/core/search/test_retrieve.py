@@ -272,7 +272,7 @@ def test_postings_are_rebuilt_for_a_new_tokenizer_or_an_old_layout(
 
 
 def test_hand_written_question_files_name_pages_and_files() -> None:
-    data = Path(__file__).resolve().parents[2] / "bench" / "data"
+    data = Path(__file__).resolve().parents[3] / "bench" / "data"
     for name, language in (("corpus_zh.json", "zh"), ("corpus_en.json", None)):
         questions = json.loads((data / name).read_text())["questions"]
         assert len(questions) >= 10
@@ -304,7 +304,7 @@ def test_hand_questions_find_their_page_in_real_pdfs(
     store = Store(tmp_path / "lib.duckdb")
     summary = Indexer(store, real_embedder, workers=1, parse_timeout_s=300).run(folder, lambda _e: None)
     assert summary.documents == len(E2E_FILES) and not summary.failed
-    data = Path(__file__).resolve().parents[2] / "bench" / "data"
+    data = Path(__file__).resolve().parents[3] / "bench" / "data"
     questions = [
         q for name in ("corpus_zh.json", "corpus_en.json")
         for q in json.loads((data / name).read_text())["questions"] if q["file"] in E2E_FILES

@@ -9,7 +9,7 @@ import pytest
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.text.listing import asks_for_listing, reads_as_listing
-from tests.core.test_retrieve import add_document
+from tests.core.search.test_retrieve import add_document
 
 # Lines as pypdf reads them from ../shared/corpus (GeoTopo p. 115, Free Culture p. 342,
 # the xeCJK manual's index, RFC 2616's contents).

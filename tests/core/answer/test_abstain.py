@@ -16,7 +16,7 @@ from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerFinished, AnswerStarted, NoBasis, TokenDelta
 from desktop_app.core.verdicts import Verifier
-from tests.core.test_retrieve import add_document
+from tests.core.search.test_retrieve import add_document
 from tests.fakes import FakeEmbedder, FakeGenerator
 
 

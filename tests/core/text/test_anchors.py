@@ -11,7 +11,7 @@ from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.text.anchors import Anchors, anchors, holds_number, near_miss
 from tests.core.answer.test_gate import Found
-from tests.core.test_retrieve import add_document
+from tests.core.search.test_retrieve import add_document
 
 
 @pytest.mark.parametrize(("question", "language", "expected"), [
