@@ -222,7 +222,7 @@ def threads(args: argparse.Namespace) -> None:
     tokens: list[int] = []
     for run in range(args.runs):
         for messages, _ in _prompts(args, generator):
-            ids = generator.prompt_tokens(generator.render(messages))
+            ids = generator.prompt_tokens(generator.render(messages))[: args.prompt_tokens or None]
             order = (1, 2) if run % 2 == 0 else (2, 1)  # alternate which goes first
             for batch in order:
                 llama_cpp.llama_set_n_threads(llm._ctx.ctx, 1, batch)
@@ -297,6 +297,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="answers: the JSON lines file")
     parser.add_argument("--warm", action="store_true", help="answers: warm up as the window does first")
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
+    parser.add_argument("--prompt-tokens", type=int, default=0, help="threads: read only the first N tokens")
     parser.add_argument("--ids", default="", help="comma-separated question ids: these only, in this order")
     args = parser.parse_args()
     global LIMIT, IDS

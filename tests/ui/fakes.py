@@ -140,6 +140,9 @@ def saved_record(
 
 class FakeKnowledgeBase:
     def __init__(self, token_delay: float = 0.002, file_delay: float = 0.01) -> None:
+        self.model_ready = asyncio.Event()  # set: the answer model is loaded and primed
+        self.model_ready.set()
+        self.cached_head = 0  # the tokens answer_model_ready reports
         self.token_delay = token_delay
         self.file_delay = file_delay
         self.answers: list[ScriptedAnswer] = []
@@ -325,7 +328,9 @@ class FakeKnowledgeBase:
         return self.saved.pop(answer_id, None) is not None
 
     async def answer_model_ready(self) -> int:
-        return 0
+        await self.model_ready.wait()
+        return self.cached_head
+
 
     async def close(self) -> None:
         self.closed = True

@@ -63,3 +63,15 @@ def test_a_cited_source_highlights_what_the_model_read_unless_a_check_found_supp
     assert turn.stats["prompt_tokens"] == 800
     assert AnswerStarted.__dataclass_fields__["estimate_s"].default == 0.0
     assert started().to_json()["sources"][0]["read"] == [[25, 73]]
+
+
+def test_a_finished_answer_says_where_the_seconds_before_its_first_word_went() -> None:
+    turn = AnswerTurn("How long is the battery warranty?")
+    turn.apply(started())
+    turn.apply(TokenDelta("The battery is covered for eight years [1]."))
+    stats = {"prefill_tokens": 412, "prefill_s": 3.9,
+             "first_word": {"search_s": 0.12, "prefill_s": 3.9, "prefill_tokens": 412, "first_decode_s": 0.1,
+                            "first_token_s": 4.2, "first_word_s": 4.25, "pack_token_counts": 7}}
+    turn.apply(AnswerFinished(text=turn.text, citations={"1": [(0, 10)]}, answer_id="a1", stats=stats))
+    html = render_turn(turn, 1, DARK)
+    assert "first word 4.25 s: search 0.12 s, reading the prompt (412 tokens) 3.90 s, first token 0.10 s" in html

@@ -221,3 +221,12 @@ def test_a_question_asked_while_an_answer_streams_is_refused(window, fake_kb, li
 
     run(scenario())
     assert fake_kb.questions == ["How long is the pump warranty?"]
+
+
+def test_the_status_bar_says_when_the_answer_model_is_ready(window, fake_kb, run) -> None:  # noqa: ANN001
+    fake_kb.model_ready.clear()
+    fake_kb.cached_head = 372
+    window.watch_answer_model()
+    assert window.status_label.text() == "Loading the answer model…"
+    fake_kb.model_ready.set()
+    run(until(lambda: window.status_label.text() == "Answer model ready.", what="the ready status"))
