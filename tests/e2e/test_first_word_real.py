@@ -36,9 +36,10 @@ def test_each_languages_primed_head_is_restored_and_answers_as_a_fresh_model_wou
             text = "".join(worker.stream(_prompt(worker, asked[lang], lang), max_tokens=16, temperature=0.0))
             stats = worker.last_stats
             assert stats is not None
-            # Only what follows the head is read: the head's tokens come from its kept cache.
-            assert stats.cached_tokens >= heads[lang] - 8, (lang, stats)
-            assert 0 < stats.prefill_tokens < stats.prompt_tokens - 100 and stats.prefill_s > 0
+            # Only what follows the head is read: the part of the head the question's prompt
+            # shares (up to its sources) comes from the head's kept cache.
+            assert stats.cached_tokens > 200, (lang, stats)
+            assert stats.prefill_tokens == stats.prompt_tokens - stats.cached_tokens - 1 and stats.prefill_s > 0
             assert text == expected[lang]
     finally:
         worker.close()
