@@ -10,7 +10,9 @@ not even read-only. Its errors are told apart here so that a person reads what i
 - it is a DuckDB file that cannot be read (truncated, overwritten): damaged, and
   ``folio repair`` moves it aside and rebuilds;
 - it was written by a newer DuckDB or Folio;
-- the disk, the folder or the file refuses (full, read-only, permission): errors.io_error.
+- the disk, the folder or the file refuses (full, read-only, permission): errors.io_error;
+  a library that exists there is then opened read-only (:func:`connect_for_use`), so
+  search and history still work and only writes say why they cannot.
 """
 
 from __future__ import annotations
