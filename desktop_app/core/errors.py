@@ -97,7 +97,8 @@ def free_space_text(path: Path | str) -> str:
 
 # What databases (DuckDB, SQLite) say when the OS said one of these errors.
 _DISK_FULL_WORDS = ("no space left", "disk is full", "database or disk is full", "enospc", "quota exceeded")
-_READ_ONLY_WORDS = ("read-only file system", "readonly database", "attempt to write a readonly")
+_READ_ONLY_WORDS = ("read-only file system", "readonly database", "attempt to write a readonly",
+                    "attached in read-only mode")
 _PERMISSION_WORDS = ("permission denied", "operation not permitted")
 
 

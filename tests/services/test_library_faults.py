@@ -212,15 +212,23 @@ def test_a_damaged_answers_file_is_named_not_a_traceback(tmp_path: Path) -> None
     assert sqlite3.sqlite_version  # the stdlib's SQLite, nothing installed
 
 
-def test_a_library_on_a_read_only_disk_is_named_and_its_answers_still_read(tmp_path: Path) -> None:
+def test_a_library_on_a_read_only_disk_still_searches_and_refuses_to_index(tmp_path: Path) -> None:
+    folder = make_folder(tmp_path)
     with small_disk(tmp_path / "disk", "8m") as disk:
         kb = make_kb(disk / "library.duckdb", ["The seal lasts 1001 hours [1]."])
-        collect(kb.index(make_folder(tmp_path)))
+        collect(kb.index(folder))
         collect(kb.ask("How long does the seal last?"))
         call(kb.close())
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
-        kb = make_kb(disk / "library.duckdb")
-        with pytest.raises(NotWritableError, match="read-only disk or folder"):
-            call(kb.search("seal"))
+        kb = make_kb(disk / "library.duckdb", ["Every 500 hours [1]."])
+        assert "1001 hours" in call(kb.search("seal lasts 1001 hours", 1))[0].text  # read-only, it reads
         assert [h["question"] for h in call(kb.history())] == ["How long does the seal last?"]
+        make_folder(tmp_path, version=2)
+        with pytest.raises(NotWritableError, match="read-only disk or folder"):
+            collect(kb.index(folder))
+        events = collect(kb.ask("How often are the bearings lubricated?"))
+        failed = [e for e in events if isinstance(e, AnswerFailed)]
+        assert failed and "not saved" in failed[0].error and "read-only" in failed[0].error
         call(kb.close())
+        with pytest.raises(NotWritableError, match="read-only disk or folder"):
+            Store(disk / "elsewhere" / "library.duckdb")  # a new library cannot be made there

@@ -10,7 +10,9 @@ not even read-only. Its errors are told apart here so that a person reads what i
 - it is a DuckDB file that cannot be read (truncated, overwritten): damaged, and
   ``folio repair`` moves it aside and rebuilds;
 - it was written by a newer DuckDB or Folio;
-- the disk, the folder or the file refuses (full, read-only, permission): errors.io_error.
+- the disk, the folder or the file refuses (full, read-only, permission): errors.io_error;
+  a library that exists there is then opened read-only (:func:`connect_for_use`), so
+  search and history still work and only writes say why they cannot.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from desktop_app.core.errors import (
     LibraryDamagedError,
     LibraryTooNewError,
     NotALibraryError,
+    NotWritableError,
     io_error,
 )
 
@@ -236,3 +239,17 @@ def connect(db_path: Path, read_only: bool = False) -> Any:
             raise
         logger.info("opening %s failed: %s", db_path, exc)
         raise known from exc
+
+
+def connect_for_use(db_path: Path) -> tuple[Any, bool]:
+    """Open the library to write it, or, when its disk or folder refuses writes (a
+    read-only share, a permission), to read it: search and history still work then.
+    Returns the connection and whether it is read-only."""
+    try:
+        return connect(db_path), False
+    except NotWritableError:
+        if not db_path.is_file():
+            raise
+        con = connect(db_path, read_only=True)
+        logger.warning("the library %s cannot be written; opened it read-only", db_path)
+        return con, True

@@ -137,12 +137,8 @@ def maybe_compact(cur: Any) -> bool:
     return True
 
 
-def ensure_current(cur: Any, chunk_texts: Any) -> bool:
-    """Bring the postings up to this tokenizer; ``chunk_texts()`` yields (ckey, text).
-
-    Rebuilds them from the chunk text when they were made by another tokenizer version
-    or in an older layout (a term column instead of term_id). Returns whether it did.
-    """
+def ensure_needed(cur: Any) -> bool:
+    """Whether the postings were made by another tokenizer version or in an older layout."""
     columns = {r[0] for r in cur.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = 'postings'"
     ).fetchall()}
@@ -151,8 +147,24 @@ def ensure_current(cur: Any, chunk_texts: Any) -> bool:
     ).fetchall()}
     if "term_id" in columns and tables:
         version, _, _ = state(cur)
-        if version == termlib.TOKENIZER_VERSION:
-            return False
+        return bool(version != termlib.TOKENIZER_VERSION)
+    return True
+
+
+def ensure_current(cur: Any, chunk_texts: Any) -> bool:
+    """Bring the postings up to this tokenizer; ``chunk_texts()`` yields (ckey, text).
+
+    Rebuilds them from the chunk text when they were made by another tokenizer version
+    or in an older layout (a term column instead of term_id). Returns whether it did.
+    """
+    if not ensure_needed(cur):
+        return False
+    columns = {r[0] for r in cur.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'postings'"
+    ).fetchall()}
+    tables = {r[0] for r in cur.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_name = 'bm25_state'"
+    ).fetchall()}
     cur.execute("BEGIN TRANSACTION")
     try:
         if "term_id" not in columns or not tables:

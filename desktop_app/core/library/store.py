@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from desktop_app.core.errors import LibraryTooNewError
+from desktop_app.core.errors import LibraryTooNewError, NotWritableError
 from desktop_app.core.library import opening, postings
 from desktop_app.core.library.answer_records import AnswerArchive, AnswerRecords, answers_path
 from desktop_app.core.library.migrations import (
@@ -74,7 +74,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         cannot (busy, damaged, not a library, …)."""
         self.path = Path(db_path)
         self._own_archive = archive is None
-        self._con = opening.connect(self.path)
+        self._con, self.read_only = opening.connect_for_use(self.path)
         try:
             if archive is None:
                 self.archive = AnswerArchive(answers_path(self.path))
@@ -92,14 +92,34 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         opening.write_owner(self.path)
 
     def _open(self) -> None:
-        version = current_version(self._con)
+        version = self._version()
         if version > LATEST:
             raise LibraryTooNewError(
                 f"The library {self.path} was written by a newer Folio (its schema {version};"
                 f" this Folio knows up to {LATEST}).",
                 "Update Folio, or open another library with --db.", self.path,
             )
+        if self.read_only:
+            if version < LATEST or postings.ensure_needed(self._con):
+                raise NotWritableError(
+                    f"The library {self.path} needs an update this Folio makes on opening, and its disk "
+                    "or folder may not be written.",
+                    "Open it once where it can be written, or copy it to a folder you can write to.")
+            self._finish_open()
+            return
         migrate(self._con, before={ANSWERS_MOVED_OUT: self._copy_answers_out})
+        self._finish_open()
+
+    def _version(self) -> int:
+        if not self.read_only:
+            return current_version(self._con)
+        tables = {str(r[0]) for r in self._con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "schema_version" not in tables:
+            return 0
+        rows = self._con.execute("SELECT max(version) FROM schema_version").fetchall()
+        return int(rows[0][0]) if rows and rows[0][0] is not None else 0
+
+    def _finish_open(self) -> None:
         # Postings made by another tokenizer version are rebuilt from the chunk text. (On a
         # cursor of its own, closed after: a connection left inside a transaction that
         # wrote would keep DuckDB from ever checkpointing, and the WAL would grow.)
