@@ -310,7 +310,7 @@ class LibraryMovedAside:
     answers: int
     event: str = field(default="moved_aside", init=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["folders"] = list(self.folders)
         return data
@@ -642,7 +642,7 @@ class GenerationStats:
     def draft_accept_rate(self) -> float:
         return self.accepted / self.drafted if self.drafted else 0.0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """What ``AnswerFinished.stats`` carries of the model's figures."""
         return {
             "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
@@ -696,8 +696,8 @@ class FirstWordClock:
         """Note the seconds from the question to now under ``name`` (once)."""
         self.marks.setdefault(name, time.perf_counter() - self.started)
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {step: round(self.steps.get(step, 0.0), 3) for step in FIRST_WORD_STEPS}
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {step: round(self.steps.get(step, 0.0), 3) for step in FIRST_WORD_STEPS}
         data.update({step: round(s, 3) for step, s in self.steps.items() if step not in data})
         data.update(self.counts)
         data.update({name: round(s, 3) for name, s in self.marks.items()})

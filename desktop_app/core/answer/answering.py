@@ -273,7 +273,7 @@ def _split_search(clock: FirstWordClock, retrieval: Retrieval) -> None:
     clock.steps["search_s"] = max(0.0, clock.steps.get("search_s", 0.0) - anchors - embed)
 
 
-def _stats(figures: GenerationStats | None, clock: FirstWordClock) -> dict[str, Any]:
+def _stats(figures: GenerationStats | None, clock: FirstWordClock) -> JsonObject:
     """What ``AnswerFinished.stats`` carries: the model's figures and the first word's steps."""
     if figures is None:
         return {}
