@@ -15,6 +15,12 @@ thread: the embedder-only figure. Printed per run and as the median of ``--runs`
 
     FOLIO_MODELS_DIR=... .venv/bin/python bench/ingest.py [--limit N] [--runs 3]
         [--workers N] [--threads N] [--corpus DIR]
+
+``--per-format`` instead reads every file of ../shared/formats and of ``--corpus`` with its
+reader (core/ingest/formats, in this process, no embedder) and prints characters of text
+per CPU-second for each format beside PDF's, the median of ``--runs``; then chunking's
+characters per CPU-second per format (embedding costs the same per chunk whatever the
+format, so these two are where formats differ).
 """
 
 from __future__ import annotations
@@ -153,6 +159,41 @@ def report(r: Result, label: str) -> None:
     )
 
 
+def per_format(corpus: Path, runs: int) -> None:
+    """Characters per CPU-second of each format's reader and of chunking."""
+    import logging
+    from collections import defaultdict
+
+    from desktop_app.core.ingest.chunking import chunk_document
+    from desktop_app.core.ingest.formats import read_document
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # as the parse workers do
+    files = sorted((SHARED / "formats").iterdir()) + sorted(corpus.glob("*.pdf"))
+    files = [f for f in files if not (f.suffix == ".pdf" and f.parent.name == "formats")]
+    chars: dict[str, int] = defaultdict(int)
+    read_s: dict[str, list[float]] = defaultdict(lambda: [0.0] * runs)
+    chunk_s: dict[str, list[float]] = defaultdict(lambda: [0.0] * runs)
+    for run in range(runs):
+        for file in files:
+            began = time.process_time()
+            doc = read_document(str(file))
+            middle = time.process_time()
+            chunk_document(doc)
+            ended = time.process_time()
+            read_s[doc.format][run] += middle - began
+            chunk_s[doc.format][run] += ended - middle
+            if run == 0:
+                chars[doc.format] += sum(len(p.text) for p in doc.pages)
+    print(f"characters per CPU-second, median of {runs} runs (pdf: {corpus}, others: {SHARED / 'formats'}):")
+    print(f"  {'format':<6} {'chars':>10} {'read chars/s':>14} {'chunk chars/s':>14} {'read vs pdf':>12}")
+    pdf_rate = chars["pdf"] / max(1e-9, statistics.median(read_s["pdf"])) if chars["pdf"] else 0.0
+    for fmt in sorted(chars, key=lambda f: (f != "pdf", f)):
+        read_rate = chars[fmt] / max(1e-9, statistics.median(read_s[fmt]))
+        chunk_rate = chars[fmt] / max(1e-9, statistics.median(chunk_s[fmt]))
+        ratio = f"{read_rate / pdf_rate:11.1f}x" if pdf_rate else ""
+        print(f"  {fmt:<6} {chars[fmt]:>10,} {read_rate:>14,.0f} {chunk_rate:>14,.0f} {ratio:>12}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=SHARED / "corpus")
@@ -161,10 +202,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=None, help="parse worker processes")
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime intra-op threads")
     parser.add_argument("--embedder", default="default", help="default (multilingual-e5-small), minilm, or a folder")
+    parser.add_argument("--per-format", action="store_true",
+                        help="characters/s of each format's reader and of chunking, beside PDF's")
     args = parser.parse_args(argv)
     if not args.corpus.is_dir():
         print(f"{args.corpus} is absent: this benchmark needs the shared corpus", file=sys.stderr)
         return 2
+    if args.per_format:
+        per_format(args.corpus, args.runs)
+        return 0
     embedder = open_embedder(args.embedder, threads=args.threads)
     embedder.embed_passages(["warm up the session"] * 4)
     folder = pick_files(args.corpus, args.limit)

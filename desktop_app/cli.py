@@ -5,6 +5,7 @@
     folio ask "QUESTION" [--db PATH] [--model default|small|PATH.gguf] [--style label|shortid]
               [--max-tokens N] [--in PATH]... [--json] [--server URL [--server-model NAME]]
     folio reindex [--db PATH]
+    folio repair [FOLDER...] [--db PATH] [--json]
     folio history [--db PATH] [--json]
     folio export ANSWER_ID --format md|json [--db PATH]
     folio verify FILE [--db PATH] [--json] | folio verify --claims FILE.jsonl
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import json
 import logging
+import logging.handlers
 import signal
 import sys
 from pathlib import Path
@@ -35,13 +37,15 @@ from desktop_app.core.types import (
     FileIndexed,
     IndexProgress,
     IndexSummary,
+    LibraryMovedAside,
     NoBasis,
     TokenDelta,
 )
 
 logger = logging.getLogger(__name__)
 
-COMMANDS = ("index", "search", "ask", "reindex", "history", "export", "verify", "complete", "embed", "models")
+COMMANDS = ("index", "search", "ask", "reindex", "repair", "history", "export", "verify", "complete", "embed",
+            "models")
 
 
 def _print_json(data: Any) -> None:
@@ -57,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     def db(p: argparse.ArgumentParser) -> None:
         p.add_argument("--db", type=Path, default=None, help="library database (default: in the data dir)")
 
-    p = sub.add_parser("index", help="index a folder of PDFs")
+    p = sub.add_parser("index", help="index a folder of documents (PDF, HTML, EPUB, DOCX, ODT, "
+                                     "PPTX, Markdown, text)")
     p.add_argument("folder", type=Path)
     db(p)
     p.add_argument("--json", action="store_true", help="one JSON event per line")
@@ -68,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     def within(p: argparse.ArgumentParser) -> None:
         p.add_argument("--in", dest="within", action="append", default=[], metavar="PATH",
-                       help="only within this PDF or folder of the library (repeatable)")
+                       help="only within this document or folder of the library (repeatable)")
 
     p = sub.add_parser("search", help="search the library")
     p.add_argument("query")
@@ -92,6 +97,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reindex", help="rebuild the search postings and vectors from the stored text")
     db(p)
+
+    p = sub.add_parser("repair", help="move a damaged library aside and rebuild it from its folders"
+                                      " (saved answers are kept)")
+    p.add_argument("folders", nargs="*", type=Path,
+                   help="folders to rebuild from, besides those the library was indexed from")
+    db(p)
+    p.add_argument("--json", action="store_true", help="one JSON event per line")
 
     p = sub.add_parser("history", help="list saved answers")
     db(p)
@@ -141,7 +153,10 @@ def server_options(p: argparse.ArgumentParser) -> None:
 def _knowledge_base(args: argparse.Namespace) -> Any:
     from desktop_app.services.knowledge_base import KnowledgeBase
 
-    settings = settings_mod.load()
+    loaded = settings_mod.load_checked()
+    if loaded.notice:
+        print(f"folio: {loaded.notice}", file=sys.stderr)
+    settings = loaded.settings
     if getattr(args, "ocr", None) is not None:
         settings = settings.replace(ocr=bool(args.ocr))
     if getattr(args, "model", None):
@@ -174,7 +189,8 @@ async def _index(args: argparse.Namespace) -> int:
                 extra = f" — {event.error}" if event.error else ""
                 if event.ocr_pages:
                     extra = f" ({event.ocr_pages} page{'s' if event.ocr_pages != 1 else ''} by OCR){extra}"
-                print(f"{mark} {event.status:<18} {event.pages:>4} p {event.chunks:>5} chunks  {event.path}{extra}")
+                unit = "p" if event.path.lower().endswith(".pdf") else "§"  # pages; parts of other formats
+                print(f"{mark} {event.status:<18} {event.pages:>4} {unit} {event.chunks:>5} chunks  {event.path}{extra}")
             elif isinstance(event, IndexProgress) and sys.stderr.isatty():
                 eta = f", ETA {event.eta_seconds:.0f}s" if event.eta_seconds else ""
                 print(f"\r{event.files_done}/{event.files_total} files, {event.pages_done} pages{eta}   ",
@@ -200,8 +216,9 @@ async def _search(args: argparse.Namespace) -> int:
         await kb.close()
     if args.json:
         _print_json([
-            {key: p.to_json()[key] for key in ("chunk_id", "doc_path", "doc_title", "page", "page_label",
-                                                 "section", "char_start", "char_end", "score", "text")}
+            {key: p.to_json()[key] for key in ("chunk_id", "doc_path", "doc_title", "format", "page",
+                                                 "page_label", "locator", "section", "char_start",
+                                                 "char_end", "score", "text")}
             for p in results
         ])
         return 0
@@ -210,7 +227,7 @@ async def _search(args: argparse.Namespace) -> int:
     for i, p in enumerate(results, 1):
         section = f" · {p.section}" if p.section else ""
         snippet = " ".join(p.text.split())[:200]
-        print(f"{i}. {_document(p.doc_title, p.doc_path)} p. {p.page_label}{section}  ({p.score:.4f})\n   {snippet}")
+        print(f"{i}. {_document(p.doc_title, p.doc_path)} {p.where}{section}  ({p.score:.4f})\n   {snippet}")
     return 0
 
 
@@ -258,7 +275,7 @@ async def _ask(args: argparse.Namespace) -> int:
                 for cid in cited:
                     s = sources[cid]
                     section = f", {s.section}" if s.section else ""
-                    print(f"  [{cid}] {_document(s.doc_title, s.doc_path)}, p. {s.page_label}{section}")
+                    print(f"  [{cid}] {_document(s.doc_title, s.doc_path)}, {s.where}{section}")
                 if event.hallucinated:
                     print("  Not among the sources given to the model: "
                           + ", ".join(f"[{h}]" for h in event.hallucinated))
@@ -297,6 +314,35 @@ async def _reindex(args: argparse.Namespace) -> int:
     finally:
         await kb.close()
     return 0
+
+
+async def _repair(args: argparse.Namespace) -> int:
+    kb = _knowledge_base(args)
+    summaries: list[IndexSummary] = []
+    try:
+        async for event in kb.repair(args.folders):
+            if args.json:
+                _print_json(event.to_json())
+            elif isinstance(event, LibraryMovedAside):
+                print(f"{event.problem}\nMoved it aside to {event.moved_to} (kept, not deleted).")
+                print(f"{event.answers} saved answers are kept in their own file.")
+                if event.folders:
+                    print("Rebuilding the index from: " + ", ".join(event.folders))
+                else:
+                    print("No folder is known to rebuild from: run `folio index FOLDER` (or "
+                          "`folio repair FOLDER`) for each folder of your documents.")
+            elif isinstance(event, IndexProgress) and sys.stderr.isatty():
+                print(f"\r{event.files_done}/{event.files_total} files, {event.pages_done} pages   ",
+                      end="", file=sys.stderr, flush=True)
+            if isinstance(event, IndexSummary):
+                summaries.append(event)
+    finally:
+        await kb.close()
+    if summaries and not args.json:
+        last = summaries[-1]
+        print(f"\nRebuilt: {last.documents} documents, {last.pages} pages, {last.chunks} chunks"
+              f"{', cancelled' if any(s.cancelled for s in summaries) else ''}.")
+    return 130 if any(s.cancelled for s in summaries) else 0
 
 
 async def _history(args: argparse.Namespace) -> int:
@@ -390,23 +436,66 @@ def _models(args: argparse.Namespace) -> int:
     return 0
 
 
+def configure_logging() -> Path | None:
+    """Warnings to the terminal, without tracebacks; everything from INFO up, tracebacks
+    included, to the log file (returned; None when it cannot be written)."""
+    root = logging.getLogger()
+    if root.handlers:  # configured already (tests)
+        return None
+    root.setLevel(logging.INFO)
+    console = logging.StreamHandler(sys.stderr)
+    console.setLevel(logging.WARNING)
+    console.setFormatter(_ShortFormatter("%(levelname)s %(name)s: %(message)s"))
+    root.addHandler(console)
+    try:
+        from desktop_app.core import paths
+
+        log_path = paths.log_dir() / "folio.log"
+        log_file = logging.handlers.RotatingFileHandler(log_path, maxBytes=2_000_000, backupCount=3,
+                                                        encoding="utf-8")
+    except (OSError, KnownError):
+        return None
+    log_file.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(log_file)
+    return log_path
+
+
+class _ShortFormatter(logging.Formatter):
+    """One line a record: the traceback goes to the log file, not to the person."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text
+        record.exc_info, record.exc_text = None, None
+        try:
+            return super().format(record)
+        finally:
+            record.exc_info, record.exc_text = saved
+
+
 def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    log_path = configure_logging()
     try:
         if args.command == "models":
             return _models(args)
         runner = {"index": _index, "search": _search, "ask": _ask, "reindex": _reindex,
-                  "history": _history, "export": _export, "complete": _complete,
+                  "repair": _repair, "history": _history, "export": _export, "complete": _complete,
                   "embed": _embed, "verify": _verify}[args.command]
         return asyncio.run(_run_cancellable(runner(args)))
     except KnownError as exc:
+        logger.info("%s", exc, exc_info=exc)
         print(f"folio: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\nfolio: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: the traceback goes to the log, a line to the person
+        logger.error("folio %s failed", args.command, exc_info=exc)
+        where = f" The details are in {log_path}." if log_path else ""
+        print(f"folio: {args.command} failed unexpectedly ({type(exc).__name__}: {exc}). This is a bug in "
+              f"Folio, not something you did.{where}", file=sys.stderr)
+        return 1
 
 
 async def _run_cancellable(coro: Any) -> int:

@@ -81,6 +81,58 @@ def db_path(chosen: str) -> Path:
     return library_dir(chosen) / "library.duckdb"
 
 
+def write_atomic(path: Path, data: bytes, mode: int = 0o644, sync: bool = True) -> Path:
+    """Write ``data`` to ``path`` so that a crash at any moment leaves the old file or the
+    new one, never a torn one: a temporary file beside it (created with ``mode``, so a
+    private file is never readable by others, not even for a moment), flushed to disk,
+    then renamed over ``path``, and the folder's entry flushed too. ``sync=False`` skips
+    the flushes (files whose loss costs nothing). A failure removes the temporary file
+    and raises the OSError."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        try:
+            if not mode & 0o077 and hasattr(os, "fchmod"):
+                os.fchmod(fd, mode)  # private: exact even if the file was left by a crash
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+    _sweep_temporaries(path)
+    if sync and hasattr(os, "O_DIRECTORY"):
+        try:
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        except OSError:  # some file systems cannot sync a folder; the rename stands
+            logger.debug("folder sync of %s failed", path.parent, exc_info=True)
+    return path
+
+
+def _sweep_temporaries(path: Path) -> None:
+    """Remove the temporary files of writes to ``path`` that a killed process left."""
+    for leftover in path.parent.glob(f".{path.name}.*.tmp"):
+        try:
+            pid = int(leftover.name[len(path.name) + 2:-4])
+            os.kill(pid, 0)  # alive: its write is under way
+        except ProcessLookupError:
+            leftover.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            continue
+
+
 def is_frozen() -> bool:
     """True inside the PyInstaller bundle (``packaging/folio.spec``)."""
     return bool(getattr(sys, "frozen", False))

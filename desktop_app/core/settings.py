@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from desktop_app.core import paths
-from desktop_app.core.errors import KnownError
+from desktop_app.core.errors import KnownError, io_error
 from desktop_app.core.types import CitationStyle
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ class Settings:
     prompt_language: str = "auto"  # "auto" | "en" | "zh" | "de"
     use_grammar: bool = False
     # Ask the model first how likely it is to say its sources do not hold the answer
-    # (answering.ABSTAIN_PROBABILITY). Off: with the default 1.5B model it declined as many
+    # (gate.ABSTAIN_PROBABILITY). Off: with the default 1.5B model it declined as many
     # answerable questions as unanswerable ones on the held-out half (bench/gate.py).
     abstain: bool = False
     data_dir: str = ""  # empty: the platform default (or FOLIO_HOME)
@@ -166,6 +167,9 @@ def load_server_key(*, environment: bool = True) -> str:
     except OSError as exc:
         logger.warning("the API key file %s is unreadable (%s)", path, exc.strerror)
         return ""
+    except UnicodeDecodeError:
+        logger.warning("the API key file %s is not text; ignored (enter the key again)", path)
+        return ""
 
 
 def save_server_key(key: str) -> Path:
@@ -176,36 +180,90 @@ def save_server_key(key: str) -> Path:
     if not key:
         path.unlink(missing_ok=True)
         return path
-    tmp = path.with_suffix(".tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        os.fchmod(handle.fileno(), 0o600)
-        handle.write(key + "\n")
-    os.replace(tmp, path)
-    return path
+    try:
+        return paths.write_atomic(path, (key + "\n").encode("utf-8"), mode=0o600)
+    except OSError as exc:
+        raise _write_error(exc, path, "saving the API key") from exc
+
+
+def _write_error(exc: OSError, path: Path, doing: str) -> KnownError:
+    return io_error(exc, path, doing) or KnownError(f"Could not write {path}: {exc.strerror or exc}.")
 
 
 def settings_path() -> Path:
     return paths.config_dir() / "settings.toml"
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """Settings as read, and ``notice``: what a person must be told ("" when nothing),
+    e.g. that a damaged settings file was kept aside and the defaults are in use."""
+
+    settings: Settings
+    notice: str = ""
+
+
 def load(path: Path | None = None) -> Settings:
+    return load_checked(path).settings
+
+
+def load_checked(path: Path | None = None) -> Loaded:
+    """The saved settings. A file that is no TOML (binary junk, a torn write from before
+    writes were atomic) or holds values of the wrong kind gives the defaults, and is kept
+    aside as ``settings.toml.broken-<time>`` for the person (never deleted) so the next
+    save does not overwrite it; ``notice`` says so."""
     path = path or settings_path()
-    if not path.exists():
-        return Settings()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Loaded(Settings())
+    except OSError as exc:
         logger.warning("settings file %s unreadable (%s); using defaults", path, exc)
-        return Settings()
-    known = {f.name for f in dataclasses.fields(Settings)}
-    values = {k: v for k, v in data.items() if k in known}
+        return Loaded(Settings(), f"Folio could not read {path} ({exc.strerror or exc}); "
+                                  "it is using the default settings for now.")
     try:
-        return Settings(**values)
-    except TypeError as exc:
-        logger.warning("settings file %s invalid (%s); using defaults", path, exc)
-        return Settings()
+        data = tomllib.loads(raw.decode("utf-8"))
+        known = {f.name for f in dataclasses.fields(Settings)}
+        settings = Settings(**{k: v for k, v in data.items() if k in known})
+        _check_kinds(settings)
+        return Loaded(settings)
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, TypeError, ValueError) as exc:
+        logger.info("settings file %s damaged (%s); using defaults", path, exc)
+        kept = _keep_aside(path)
+        where = f"it was kept as {kept.name}" if kept else "it was left as it is"
+        return Loaded(Settings(), f"The settings file {path} could not be read ({_reason(exc)}): {where}, "
+                                  "and Folio uses the default settings. Choose your settings again "
+                                  "(Settings in the window) or copy them back from that file.")
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not text"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _check_kinds(settings: Settings) -> None:
+    """A value of the wrong kind (a number where text belongs) is a damaged file."""
+    defaults = Settings()
+    for f in dataclasses.fields(Settings):
+        value, default = getattr(settings, f.name), getattr(defaults, f.name)
+        if isinstance(default, bool) and not isinstance(value, bool):
+            raise TypeError(f"{f.name} must be true or false")
+        if isinstance(default, (int, float)) and not isinstance(default, bool) and (
+                isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise TypeError(f"{f.name} must be a number")
+        if isinstance(default, str) and not isinstance(value, str):
+            raise TypeError(f"{f.name} must be text")
+
+
+def _keep_aside(path: Path) -> Path | None:
+    target = path.with_name(f"{path.name}.broken-{time.strftime('%Y%m%d-%H%M%S')}")
+    try:
+        os.replace(path, target)
+    except OSError as exc:
+        logger.warning("could not keep %s aside: %s", path, exc)
+        return None
+    return target
 
 
 def _toml_value(value: Any) -> str:
@@ -221,7 +279,7 @@ def save(settings: Settings, path: Path | None = None) -> Path:
     settings.validate()
     path = path or settings_path()
     lines = [f"{f.name} = {_toml_value(getattr(settings, f.name))}" for f in dataclasses.fields(settings)]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    try:
+        return paths.write_atomic(path, ("\n".join(lines) + "\n").encode("utf-8"))
+    except OSError as exc:
+        raise _write_error(exc, path, "saving the settings") from exc

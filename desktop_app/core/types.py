@@ -27,6 +27,7 @@ class DocStatus(StrEnum):
     GARBLED_TEXT = "garbled_text"
     UNREADABLE = "unreadable"
     TIMED_OUT = "timed_out"
+    DRM_PROTECTED = "drm_protected"  # an EPUB whose content is encrypted (META-INF/encryption.xml)
     REMOVED = "removed"
 
     @property
@@ -76,9 +77,46 @@ class TextRun:
     size: float = 0.0
 
 
+class BlockKind(StrEnum):
+    """What a block of a reflowable document's part is: the viewer renders it so."""
+
+    HEADING = "heading"
+    PARAGRAPH = "paragraph"
+    LIST_ITEM = "list_item"
+    TABLE_ROW = "table_row"  # cells joined by TABLE_CELL_SEPARATOR in the part text
+    CODE = "code"
+
+
+# How a table row's cells are joined in a part's text (the viewer splits them again).
+TABLE_CELL_SEPARATOR = " | "
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    """A block of a reflowable part: ``PageText.text[char_start:char_end]`` is its text.
+    ``level``: a heading's level (1 = h1), a list item's depth (1 = top)."""
+
+    kind: BlockKind
+    char_start: int
+    char_end: int
+    level: int = 0
+
+
+# The formats Folio reads; "pdf" has pages, every other is reflowable (parts + blocks).
+PDF_FORMAT = "pdf"
+# The file names Folio indexes (core/ingest/formats has a reader for each; the folder scan
+# and the window's folder watcher both look for these).
+DOCUMENT_SUFFIXES = frozenset({".pdf", ".html", ".htm", ".xhtml", ".epub", ".docx", ".odt",
+                               ".pptx", ".md", ".markdown", ".txt"})
+
+
 @dataclass(frozen=True)
 class PageText:
-    page: int  # 1-based physical page number
+    """A PDF page, or a part of a reflowable document (an EPUB spine item's or a
+    heading-bounded section, a slide): ``page`` is then the part's ordinal, ``label`` its
+    section number or heading, and ``blocks`` its structure."""
+
+    page: int  # 1-based physical page number (reflowable: the part's ordinal)
     label: str  # the printed page label (/PageLabels), else str(page)
     width: float
     height: float
@@ -88,6 +126,7 @@ class PageText:
     runs: tuple[TextRun, ...] = ()  # on an OCR page: one per recognised line
     error: str = ""
     ocr_confidence: float = 0.0  # > 0: the text was read by OCR (mean line confidence)
+    blocks: tuple[TextBlock, ...] = ()  # a reflowable part's headings, paragraphs, rows...
 
     @property
     def ocr(self) -> bool:
@@ -119,6 +158,7 @@ class ExtractedDocument:
     error: str = ""
     page_count: int = 0
     pages: tuple[PageText, ...] = ()
+    format: str = PDF_FORMAT  # "pdf", "html", "epub", "docx", "odt", "pptx", "md", "txt"
 
     @property
     def bad_pages(self) -> list[int]:
@@ -166,9 +206,25 @@ class Passage:
     # What the model reads of ``text`` when the prompt carries evidence, not the whole chunk:
     # (start, end) offsets into ``text``, in order (core/answer/evidence.py). Empty: all of it.
     read: tuple[Span, ...] = ()
+    format: str = PDF_FORMAT  # the document's format: "pdf" has pages, the others parts
+    locator: str = ""  # where a reader finds it: "p. 12", "section 9.10.1 ¶ 3"
 
     def to_json(self) -> JsonObject:
         return dataclasses.asdict(self)
+
+    @property
+    def where(self) -> str:
+        return self.locator or locate(self.format, self.page, self.page_label)
+
+
+def locate(fmt: str, page: int, label: str, paragraph: int = 0) -> str:
+    """A locator a reader understands: "p. iv" for a PDF page; "section 9.10.1 ¶ 3" for the
+    third paragraph of a reflowable document's part (a slide: "slide 4 ¶ 2")."""
+    if fmt == PDF_FORMAT:
+        return f"p. {label or page}"
+    name = "slide" if fmt == "pptx" else "section"
+    where = f"{name} {label or page}" if label else f"part {page}"
+    return f"{where} ¶ {paragraph}" if paragraph > 0 else where
 
 
 # --------------------------------------------------------------------------- index events
@@ -239,6 +295,25 @@ class IndexSummary:
 IndexEvent = IndexProgress | FileIndexed | IndexSummary
 
 
+@dataclass(frozen=True)
+class LibraryMovedAside:
+    """A repair began: the library that could not be read was kept at ``moved_to`` (never
+    deleted), and the index is rebuilt from ``folders``; ``answers`` saved answers are kept
+    in their own file and come back with it."""
+
+    path: str
+    moved_to: str
+    problem: str
+    folders: tuple[str, ...]
+    answers: int
+    event: str = field(default="moved_aside", init=False)
+
+    def to_json(self) -> JsonObject:
+        data = dataclasses.asdict(self)
+        data["folders"] = list(self.folders)
+        return data
+
+
 # --------------------------------------------------------------------------- answer events
 
 
@@ -259,11 +334,21 @@ class SourcePayload:
     char_end: int
     version: int = 1
     read: tuple[Span, ...] = ()  # the spans of ``text`` the model read (empty: all of it)
+    format: str = PDF_FORMAT  # "pdf" opens the page viewer; the others the document view
+    locator: str = ""  # "p. 12", "section 9.10.1 ¶ 3"
 
     def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["read"] = [list(s) for s in self.read]
         return data
+
+    @property
+    def reflowable(self) -> bool:
+        return self.format != PDF_FORMAT
+
+    @property
+    def where(self) -> str:
+        return self.locator or locate(self.format, self.page, self.page_label)
 
 
 @dataclass(frozen=True)
@@ -456,12 +541,28 @@ class DocumentInfo:
     size: int = 0
     mtime: float = 0.0
     ocr_pages: int = 0  # pages whose text was read by OCR
+    format: str = PDF_FORMAT
 
     def to_json(self) -> JsonObject:
         data = dataclasses.asdict(self)
         data["status"] = str(self.status)
         data["bad_pages"] = list(self.bad_pages)
         return data
+
+
+@dataclass(frozen=True)
+class DocumentPart:
+    """One part of a reflowable document as stored, for the document view: its text and
+    blocks (offsets into ``text``, the offsets a citation's span uses), its label, and how
+    many parts the document has."""
+
+    doc_id: str
+    page: int
+    label: str
+    text: str
+    blocks: tuple[TextBlock, ...]
+    parts: int
+    format: str = ""
 
 
 @dataclass(frozen=True)

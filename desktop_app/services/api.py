@@ -10,11 +10,14 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
     AnswerEvent,
     DocumentInfo,
+    DocumentPart,
     IndexEvent,
     JsonObject,
+    LibraryMovedAside,
     OcrLine,
     Passage,
     SourceState,
@@ -30,6 +33,17 @@ class KnowledgeBaseAPI(Protocol):
     ) -> AsyncIterator[IndexEvent]:
         """Scan ``folder``, parse, chunk, embed and store; yields progress, one ``FileIndexed``
         per file, and a final ``IndexSummary``. Stops promptly after :meth:`cancel`."""
+        ...
+
+    async def library_problem(self) -> KnownError | None:
+        """Open the library; the KnownError that keeps it from opening (damaged, not a
+        library, in use by a named process, a newer Folio, …), or None."""
+        ...
+
+    def repair(self, folders: Sequence[str | Path] = ()) -> AsyncIterator[IndexEvent | LibraryMovedAside]:
+        """Move a library that cannot be read aside (renamed, never deleted) and rebuild
+        the index from the folders it was indexed from (and ``folders``); the saved
+        answers stay. Yields LibraryMovedAside, then index events."""
         ...
 
     def reindex(self) -> AsyncIterator[IndexEvent]:
@@ -77,6 +91,11 @@ class KnowledgeBaseAPI(Protocol):
     async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
         """The OCR lines of a page that hold ``char_start:char_end`` of its text, boxed as
         the viewer draws them (empty for a page with its own text layer)."""
+        ...
+
+    async def document_part(self, document: str, page: int) -> DocumentPart | None:
+        """Part ``page`` of a reflowable document (HTML, EPUB, DOCX, ODT, PPTX, Markdown,
+        text) by doc_id or library path: its text and blocks, for the document view."""
         ...
 
     async def history(self) -> list[JsonObject]:

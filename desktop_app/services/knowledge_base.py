@@ -21,17 +21,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from desktop_app.core import paths
 from desktop_app.core import settings as settings_mod
-from desktop_app.core.errors import KnownError
+from desktop_app.core.errors import DiskFullError, KnownError, LibraryError
+from desktop_app.core.library import opening
+from desktop_app.core.library.answer_records import AnswerArchive, answers_path
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import Embedder, Generator, JudgeCache, Retriever
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
+    AnswerFinished,
     CitationStyle,
     DocumentInfo,
+    DocumentPart,
     IndexEvent,
     JsonObject,
+    LibraryMovedAside,
     OcrLine,
     Passage,
     SourceState,
@@ -91,10 +96,12 @@ class KnowledgeBase:
         self.settings = settings or settings_mod.load()
         self.db_path = Path(db_path) if db_path else paths.db_path(self.settings.data_dir)
         self._store: Store | None = None
+        self._archive: AnswerArchive | None = None
         self._embedder = embedder
         self._generator = generator
         self._retriever: Retriever | None = None
         self._lock = threading.Lock()
+        self._archive_lock = threading.Lock()
         self._index_pool = ThreadPoolExecutor(1, thread_name_prefix="folio-index")
         self._query_pool = ThreadPoolExecutor(1, thread_name_prefix="folio-query")
         self._llm_pool = ThreadPoolExecutor(1, thread_name_prefix="folio-llm")
@@ -104,11 +111,43 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ lazy parts (worker threads)
 
     @property
+    def archive(self) -> AnswerArchive:
+        """The saved answers (their own file: readable while another process indexes)."""
+        with self._archive_lock:
+            if self._archive is None:
+                self._archive = AnswerArchive(answers_path(self.db_path))
+            return self._archive
+
+    @property
     def store(self) -> Store:
         with self._lock:
             if self._store is None:
-                self._store = Store(self.db_path)
+                # The answers file is opened once the library file did (not beside a junk file).
+                self._store = Store(self.db_path, archive=lambda: self.archive)
             return self._store
+
+    def _known(self, exc: BaseException, doing: str) -> BaseException:
+        """What to raise for ``exc`` from the library: its KnownError (disk full, damaged,
+        busy, …) or ``exc`` itself (a bug). After a failure of the library file itself the
+        store is closed, so the next call opens it afresh (DuckDB refuses every statement
+        after a fatal write error)."""
+        known = opening.classify(exc, self.db_path, doing) if isinstance(exc, Exception) else None
+        if known is None:
+            return exc
+        if isinstance(known, LibraryError | DiskFullError) or "invalidated" in str(exc):
+            self._drop_store()
+        if known is not exc:
+            logger.info("%s failed: %s", doing, exc, exc_info=exc)  # the log keeps the detail
+        return known
+
+    def _drop_store(self) -> None:
+        with self._lock:
+            store, self._store, self._retriever = self._store, None, None
+        if store is not None:
+            try:
+                store.close()
+            except Exception:  # noqa: BLE001 - it failed already; closing is best effort
+                logger.debug("closing a failed store", exc_info=True)
 
     @property
     def embedder(self) -> Embedder:
@@ -204,7 +243,8 @@ class KnowledgeBase:
     # ------------------------------------------------------------------ streaming bridge
 
     async def _stream(
-        self, pool: ThreadPoolExecutor, work: Callable[[Callable[[E], None], Callable[[], bool]], object]
+        self, pool: ThreadPoolExecutor, work: Callable[[Callable[[E], None], Callable[[], bool]], object],
+        doing: str = "working on the library",
     ) -> AsyncIterator[E]:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[E | _Done] = asyncio.Queue()
@@ -219,7 +259,7 @@ class KnowledgeBase:
                 work(put, cancel.is_set)
                 put(_Done(None))
             except BaseException as exc:  # handed to the event loop and re-raised there
-                put(_Done(exc))
+                put(_Done(self._known(exc, doing)))
 
         future = loop.run_in_executor(pool, job)
         try:
@@ -238,7 +278,16 @@ class KnowledgeBase:
                 await asyncio.shield(future)
 
     async def _call(self, pool: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(pool, fn)
+        def call() -> T:
+            try:
+                return fn()
+            except Exception as exc:
+                known = self._known(exc, "reading the library")
+                if known is exc:
+                    raise
+                raise known from exc
+
+        return await asyncio.get_running_loop().run_in_executor(pool, call)
 
     # ------------------------------------------------------------------ API
 
@@ -247,16 +296,79 @@ class KnowledgeBase:
     ) -> AsyncIterator[IndexEvent]:
         folder = Path(folder).expanduser()
         if not folder.is_dir():
-            raise KnownError(f"{folder} is not a folder.", "Pick a folder that holds PDF files.")
+            raise KnownError(f"{folder} is not a folder.", "Pick a folder that holds documents (PDF, HTML, EPUB, DOCX, ODT, PPTX, Markdown, text).")
 
         def work(emit: Callable[[IndexEvent], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
 
-            indexer = Indexer(self.store, self.embedder, parse_timeout_s=self.settings.parse_timeout_s,
+            store, embedder = self.store, self.embedder
+            self.archive.remember_folder(str(folder.resolve()))  # what a repair rebuilds from
+            indexer = Indexer(store, embedder, parse_timeout_s=self.settings.parse_timeout_s,
                               ocr=self.settings.ocr)
             emit(indexer.run(folder, emit, cancelled, passwords))
 
-        async for event in self._stream(self._index_pool, work):
+        async for event in self._stream(self._index_pool, work, "indexing"):
+            yield event
+
+    async def library_problem(self) -> KnownError | None:
+        """Open the library and read it whole; what keeps it from being used (damaged, not
+        a library, busy, …), or None. Reads every row: a damaged file often opens and
+        fails only where its lost blocks are read."""
+
+        def probe() -> KnownError | None:
+            try:
+                self.store.verify()
+            except KnownError as exc:
+                if isinstance(exc, LibraryError):
+                    self._drop_store()
+                return exc
+            return None
+
+        return await self._call(self._query_pool, probe)
+
+    async def repair(self, folders: Sequence[str | Path] = ()) -> AsyncIterator[IndexEvent | LibraryMovedAside]:
+        """Move a library that cannot be read aside (renamed ``<name>.damaged-<time>``, never
+        deleted) and rebuild the index from the folders it was indexed from (and
+        ``folders``); the saved answers, kept in their own file, stay. Yields
+        LibraryMovedAside, then each folder's index events. A library that reads whole is
+        left alone (a KnownError says so), as is one another process holds."""
+        from desktop_app.core.library import repair
+
+        extra = [str(Path(f).expanduser().resolve()) for f in folders]
+        for folder in extra:
+            if not Path(folder).is_dir():
+                raise KnownError(f"{folder} is not a folder.", "Name the folders the library was indexed from.")
+
+        def work(emit: Callable[[IndexEvent | LibraryMovedAside], None], cancelled: Callable[[], bool]) -> None:
+            from desktop_app.core.ingest.indexing import Indexer
+
+            self._drop_store()
+            problem = repair.check(self.db_path)
+            if problem is None:
+                raise KnownError(f"The library {self.db_path} reads whole: nothing to repair.",
+                                 "Use `folio index FOLDER` to bring it up to date.")
+            if not repair.needs_repair(problem):
+                raise problem  # busy, a full disk, permissions: moving the file would not help
+            archive = self.archive
+            moved = repair.move_aside(self.db_path)
+            repair.salvage_answers(moved, archive)
+            known = archive.folders()
+            todo = list(dict.fromkeys(known + extra))
+            emit(LibraryMovedAside(path=str(self.db_path), moved_to=str(moved), problem=str(problem),
+                                   folders=tuple(todo), answers=len(archive.answers())))
+            store, embedder = self.store, self.embedder
+            for folder in todo:
+                if cancelled():
+                    break
+                if not Path(folder).is_dir():
+                    logger.warning("cannot rebuild from %s: it is gone", folder)
+                    continue
+                archive.remember_folder(folder)
+                indexer = Indexer(store, embedder, parse_timeout_s=self.settings.parse_timeout_s,
+                                  ocr=self.settings.ocr)
+                emit(indexer.run(folder, emit, cancelled))
+
+        async for event in self._stream(self._index_pool, work, "rebuilding the library"):
             yield event
 
     async def reindex(self) -> AsyncIterator[IndexEvent]:
@@ -265,7 +377,7 @@ class KnowledgeBase:
 
             Indexer(self.store, self.embedder).reindex(emit, cancelled)
 
-        async for event in self._stream(self._index_pool, work):
+        async for event in self._stream(self._index_pool, work, "rebuilding the search data"):
             yield event
 
     def within(self, scope: Sequence[str | Path]) -> tuple[str, ...]:
@@ -306,10 +418,22 @@ class KnowledgeBase:
             except KnownError as exc:
                 emit(AnswerFailed(error=str(exc), known=True))
                 return
+            finished: list[str] = []
+
+            def watch(event: AnswerEvent) -> None:
+                if isinstance(event, AnswerFinished):
+                    finished.append(event.answer_id)
+                emit(event)
+
+            archive = self.archive
+            failures = archive.write_failures
             answering.answer(
                 question, retriever=retriever, store=self.store, generator_factory=self.generator,
-                settings=settings, emit=emit, should_cancel=cancelled, verifier=Verifier(), scope=within,
+                settings=settings, emit=watch, should_cancel=cancelled, verifier=Verifier(), scope=within,
             )
+            if finished and archive.write_failures > failures and archive.answer(finished[-1]) is None:
+                problem = archive.last_failure
+                emit(AnswerFailed(error=f"This answer is shown but was not saved: {problem}", known=True))
 
         async for event in self._stream(self._llm_pool, work):
             yield event
@@ -409,15 +533,38 @@ class KnowledgeBase:
 
         return await self._call(self._query_pool, work)
 
+    async def document_part(self, document: str, page: int) -> DocumentPart | None:
+        """Part ``page`` of a reflowable document (by its doc_id, or the path of a file in
+        the library) with its blocks, for the document view; None when not stored."""
+        def work() -> DocumentPart | None:
+            doc_id = document
+            if "/" in document or "\\" in document:
+                record = self.store.file_record(str(Path(document).expanduser().resolve()))
+                if record is None or record.doc_id is None:
+                    return None
+                doc_id = record.doc_id
+            return self.store.document_part(doc_id, page)
+
+        return await self._call(self._query_pool, work)
+
     async def history(self) -> list[JsonObject]:
-        return await self._call(self._query_pool, self.store.answers)
+        """Saved answers, from their own file: they list while another process holds the
+        index, and after the index is lost."""
+        return await self._call(self._query_pool, lambda: self.archive.answers())
 
     async def answer_record(self, answer_id: str) -> JsonObject | None:
         from desktop_app.core.library.history import annotate_staleness
 
         def read() -> JsonObject | None:
-            record = self.store.answer(answer_id)
-            return annotate_staleness(self.store, record) if record else None
+            record = self.archive.answer(answer_id)
+            if record is None:
+                return None
+            try:
+                store = self.store
+            except KnownError as exc:  # busy or damaged: the answer without its sources' state
+                logger.info("sources of answer %s not checked: %s", answer_id, exc)
+                return record
+            return annotate_staleness(store, record)
 
         return await self._call(self._query_pool, read)
 
@@ -432,7 +579,7 @@ class KnowledgeBase:
         return export_json(record) + "\n" if fmt == "json" else export_markdown(record)
 
     async def delete_answer(self, answer_id: str) -> bool:
-        return await self._call(self._query_pool, lambda: self.store.delete_answer(answer_id))
+        return await self._call(self._query_pool, lambda: self.archive.delete_answer(answer_id))
 
     async def close(self) -> None:
         self._closing.set()
@@ -445,3 +592,6 @@ class KnowledgeBase:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._archive is not None:
+            self._archive.close()
+            self._archive = None

@@ -113,8 +113,8 @@ def elide(text: str, limit: int) -> str:
 def source_line(source: SourcePayload, limit: int = 0) -> str:
     """"Title — p. 47 · 4.2 Warranty" (page label when it differs from the number); with
     ``limit``, title and section are shortened to fit about that many characters."""
-    page = f"p. {source.page_label or source.page}"
-    if source.page_label and source.page_label != str(source.page):
+    page = source.where
+    if not source.reflowable and source.page_label and source.page_label != str(source.page):
         page += f" (page {source.page} of the file)"
     title = source.doc_title or source.doc_path.rsplit("/", 1)[-1]
     section = source.section

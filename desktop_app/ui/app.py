@@ -136,9 +136,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _run(args: argparse.Namespace, holder: list[object]) -> int:
+    from desktop_app.core import settings as settings_store
     from desktop_app.ui.automation import AutomationPlan, run_plan
     from desktop_app.ui.main_window import MainWindow
 
+    # A damaged settings.toml is kept aside here, once, and the window says so.
+    notice = settings_store.load_checked().notice
     kb = make_knowledge_base(args.db, args.model)
     window = MainWindow(kb, remember_layout=not args.screenshot)
     window.kb_factory = lambda: make_knowledge_base(args.db, args.model)
@@ -147,6 +150,10 @@ async def _run(args: argparse.Namespace, holder: list[object]) -> int:
     window.closed.connect(lambda: closed.done() or closed.set_result(None))
     previous_sigint = _close_on_sigint(window)
     window.show()
+    window.check_library()  # a damaged or busy library shows its banner
+    if notice:
+        window.show_status(notice)
+        window.report(notice, known=True)
     if args.model is None:
         window.setup.check()  # a missing model shows the first-run panel
     code = 0

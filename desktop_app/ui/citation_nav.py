@@ -18,9 +18,8 @@ class CitationStep:
     total: int
 
     def describe(self, turn: AnswerTurn) -> str:
-        label = self.source.page_label or str(self.source.page)
         title = self.source.doc_title or self.source.doc_path.rsplit("/", 1)[-1]
-        return f"Citation {self.position + 1} of {self.total}: [{turn.chip_label(self.cid)}] {title}, p. {label}"
+        return f"Citation {self.position + 1} of {self.total}: [{turn.chip_label(self.cid)}] {title}, {self.source.where}"
 
 
 class CitationCursor:

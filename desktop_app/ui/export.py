@@ -58,9 +58,8 @@ def turn_to_markdown(turn: AnswerTurn, now: datetime | None = None) -> str:
         source = turn.source(cid)
         if source is None:
             continue
-        page = source.page_label or str(source.page)
-        where = f"{source.doc_title or source.doc_path}, p. {page}"
-        if source.page_label and source.page_label != str(source.page):
+        where = f"{source.doc_title or source.doc_path}, {source.where}"
+        if not source.reflowable and source.page_label and source.page_label != str(source.page):
             where += f" (page {source.page} of the file)"
         if source.section:
             where += f", {source.section}"

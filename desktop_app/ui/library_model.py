@@ -40,6 +40,7 @@ _WORDS = {
     DocStatus.GARBLED_TEXT: "garbled text",
     DocStatus.UNREADABLE: "unreadable",
     DocStatus.TIMED_OUT: "timed out",
+    DocStatus.DRM_PROTECTED: "DRM-protected",
     DocStatus.REMOVED: "removed",
 }
 
@@ -48,8 +49,9 @@ _EXPLAIN = {
     DocStatus.NEEDS_PASSWORD: "Encrypted. Double-click to give the password and index it.",
     DocStatus.NO_TEXT_LAYER: "Scanned images without text that OCR could read (or OCR is off in Settings).",
     DocStatus.GARBLED_TEXT: "The text layer is not readable language (broken font encoding).",
-    DocStatus.UNREADABLE: "The file is damaged or not a PDF.",
+    DocStatus.UNREADABLE: "The file is damaged, or not what its name says it is.",
     DocStatus.TIMED_OUT: "Parsing took too long and was stopped.",
+    DocStatus.DRM_PROTECTED: "The EPUB's text is encrypted (DRM): Folio cannot read it.",
     DocStatus.REMOVED: "The file is gone from the folder.",
 }
 
@@ -65,7 +67,8 @@ STATUS_WORDS_ROLE = Qt.ItemDataRole.UserRole + 8
 
 _STATUS_ORDER = {
     DocStatus.NEEDS_PASSWORD: 0, DocStatus.UNREADABLE: 0, DocStatus.GARBLED_TEXT: 0,
-    DocStatus.NO_TEXT_LAYER: 0, DocStatus.TIMED_OUT: 0, DocStatus.INDEXED_PARTIALLY: 1,
+    DocStatus.NO_TEXT_LAYER: 0, DocStatus.TIMED_OUT: 0, DocStatus.DRM_PROTECTED: 0,
+    DocStatus.INDEXED_PARTIALLY: 1,
     DocStatus.REMOVED: 3, DocStatus.INDEXED: 4,
 }
 
@@ -105,7 +108,9 @@ class LibraryRow:
         """The second line: file name, pages and status."""
         parts = [self.name]
         if self.pages:
-            parts.append(f"{self.pages} page{'s' if self.pages != 1 else ''}")
+            suffix = Path(self.path).suffix.lower()
+            unit = "page" if suffix == ".pdf" else "slide" if suffix == ".pptx" else "section"
+            parts.append(f"{self.pages} {unit}{'s' if self.pages != 1 else ''}")
         parts.append(self.words)
         return " · ".join(parts)
 

@@ -38,6 +38,7 @@ from desktop_app.ui.async_qt import TaskSet
 from desktop_app.ui.citation_nav import CitationCursor
 from desktop_app.ui.first_run import FirstRunPanel
 from desktop_app.ui.history_panel import HistoryPanel
+from desktop_app.ui.library_banner import LibraryBanner
 from desktop_app.ui.library_model import LibraryModel
 from desktop_app.ui.library_pane import LibraryPane
 from desktop_app.ui.model_setup import ModelSetup
@@ -89,13 +90,18 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         self.library_pane.hide_folder.connect(self.hide_folder)
         self.conversation = ConversationPane(self)
         self.viewer = PageViewer(self)
+        self.viewer.part_source = lambda document, page: self.kb.document_part(document, page)
         self.first_run = FirstRunPanel(self)
+        self.library_banner = LibraryBanner(self)
+        self.library_banner.repair_requested.connect(self.repair_library)
+        self.library_banner.retry_requested.connect(self.check_library)
         self.setup = ModelSetup(self, self, self.first_run)
         self.kb_factory: Callable[[], KnowledgeBaseAPI] | None = None  # rebuilds the facade
         self.citations = CitationCursor()
         middle = QWidget(self)
         column = QVBoxLayout(middle)
         column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.library_banner)
         column.addWidget(self.first_run)
         column.addWidget(self.conversation, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)

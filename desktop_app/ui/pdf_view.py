@@ -1,5 +1,7 @@
 """The page viewer: a cited page with its passage highlighted, a header naming where it
-is, page navigation and zoom.
+is, page navigation and zoom. A citation into a reflowable document (HTML, EPUB, DOCX,
+ODT, PPTX, Markdown, text) opens the document view (ui/document_view.py) in the same
+place, with the same header, part navigation, find and zoom.
 
 Opening a citation is two steps so that hashing a big file never blocks the GUI thread:
 :meth:`PageViewer.show_source` opens the page at once and says it is checking the file;
@@ -9,9 +11,10 @@ highlights the passage or says the source changed or was removed.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
@@ -20,14 +23,24 @@ from PySide6.QtPdfWidgets import QPdfView
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QSpinBox,
+    QStackedWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from desktop_app.core.types import OcrLine, SourcePayload, SourceState, Span
+from desktop_app.core.types import (
+    DOCUMENT_SUFFIXES,
+    DocumentPart,
+    OcrLine,
+    SourcePayload,
+    SourceState,
+    Span,
+)
 from desktop_app.ui.answer_html import elide, esc
+from desktop_app.ui.document_view import DocumentView
 from desktop_app.ui.find_bar import FindBar
 from desktop_app.ui.pdf_canvas import HighlightPdfView
 from desktop_app.ui.text_align import align_passage
@@ -36,6 +49,12 @@ from desktop_app.ui.theme import tool_button
 logger = logging.getLogger(__name__)
 
 ZOOM_STEP = 1.25
+PartSource = Callable[[str, int], Awaitable[DocumentPart | None]]
+
+
+def reflowable_path(path: str) -> bool:
+    suffix = Path(path).suffix.lower()
+    return suffix in DOCUMENT_SUFFIXES and suffix != ".pdf"
 
 
 def ocr_rects(lines: list[OcrLine], start: int, end: int) -> list[QRectF]:
@@ -67,6 +86,10 @@ class PageViewer(QWidget):
         self.view.setAccessibleName("Page viewer")
         self.view.setAccessibleDescription("The cited page, with the passage highlighted")
         self.find_bar = FindBar(self.view, self)
+        self.document_view = DocumentView(self)
+        self.part: DocumentPart | None = None
+        self.part_source: PartSource | None = None  # the facade's document_part, set by the window
+        self._part_task: asyncio.Future[None] | None = None
         self.header = QLabel(self)
         self.header.setWordWrap(True)
         self.header.setTextFormat(Qt.TextFormat.RichText)
@@ -88,8 +111,16 @@ class PageViewer(QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.header)
         layout.addWidget(self.toolbar)
-        layout.addWidget(self.find_bar)
-        layout.addWidget(self.view, 1)
+        self.pdf_pane = QWidget(self)
+        pdf_layout = QVBoxLayout(self.pdf_pane)
+        pdf_layout.setContentsMargins(0, 0, 0, 0)
+        pdf_layout.setSpacing(0)
+        pdf_layout.addWidget(self.find_bar)
+        pdf_layout.addWidget(self.view, 1)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.pdf_pane)
+        self.stack.addWidget(self.document_view)
+        layout.addWidget(self.stack, 1)
         self.view.pageNavigator().currentPageChanged.connect(self._on_page_changed)
         self.view.page_rendered.connect(self._on_rendered)
         self.view.zoomFactorChanged.connect(lambda *_: self._rendered.clear())
@@ -108,8 +139,16 @@ class PageViewer(QWidget):
         self.page_box.valueChanged.connect(lambda value: self.go_to(value))
         self.page_count_label = QLabel("/ 0", self.toolbar)
         self.next_button = self._tool("next", "Next page (Ctrl+PgDown)", lambda: self.go_to(self.page() + 1))
-        self.find_button = self._tool("", "Find in this document (Ctrl+F)", self.find_bar.open_bar)
+        self.find_button = self._tool("", "Find in this document (Ctrl+F)", self.open_find)
         self.find_button.setText("Find")
+        self.find_edit = QLineEdit(self.toolbar)  # the document view's find (a PDF has its bar)
+        self.find_edit.setPlaceholderText("Find in this part")
+        self.find_edit.setAccessibleName("Find in this part of the document")
+        self.find_edit.setClearButtonEnabled(True)
+        for clear in self.find_edit.findChildren(QToolButton):  # Qt's own, unnamed otherwise
+            clear.setAccessibleName("Clear the search")
+        self.find_edit.returnPressed.connect(lambda: self.document_view.find(self.find_edit.text(), 1))
+        self.find_edit.hide()
         self.zoom_out_button = self._tool("zoom-out", "Zoom out (Ctrl+-)", self.zoom_out)
         self.zoom_in_button = self._tool("zoom-in", "Zoom in (Ctrl+=)", self.zoom_in)
         self.fit_width_button = self._tool("fit-width", "Fit width (Ctrl+0)", self.fit_width)
@@ -117,6 +156,7 @@ class PageViewer(QWidget):
         for widget in (self.prev_button, self.page_box, self.page_count_label, self.next_button):
             row.addWidget(widget)
         row.addStretch(1)
+        row.addWidget(self.find_edit)
         for widget in (self.find_button, self.zoom_out_button, self.zoom_in_button, self.fit_width_button, self.fit_page_button):
             row.addWidget(widget)
 
@@ -125,19 +165,42 @@ class PageViewer(QWidget):
 
     # ------------------------------------------------------------------ navigation
 
+    @property
+    def reflowing(self) -> bool:
+        """Whether the document view (not the PDF page) is shown."""
+        return self.stack.currentWidget() is self.document_view
+
     def page(self) -> int:
-        """The 1-based page shown."""
+        """The 1-based page (or part of a reflowable document) shown."""
+        if self.reflowing:
+            return self.part.page if self.part is not None else 0
         return self.view.current_page() + 1
 
     def page_count(self) -> int:
+        if self.reflowing:
+            return self.part.parts if self.part is not None else 0
         return self.document.pageCount() if self.document.status() == QPdfDocument.Status.Ready else 0
 
     def go_to(self, page: int) -> None:
         if not 1 <= page <= self.page_count() or page == self.page():
             return
+        if self.reflowing and self.part is not None:
+            self._load_part(self.part.doc_id, page)
+            return
         self.view.pageNavigator().jump(page - 1, QPointF(), self.view.zoomFactor())
 
+    def open_find(self) -> None:
+        if self.reflowing:
+            self.find_edit.show()
+            self.find_edit.setFocus()
+            self.find_edit.selectAll()
+        else:
+            self.find_bar.open_bar()
+
     def zoom_by(self, factor: float) -> None:
+        if self.reflowing:
+            self.document_view.zoom(1 if factor > 1 else -1)
+            return
         zoom = self.view.effective_zoom() * factor
         self.view.setZoomMode(QPdfView.ZoomMode.Custom)
         self.view.setZoomFactor(max(0.2, min(8.0, zoom)))
@@ -149,9 +212,13 @@ class PageViewer(QWidget):
         self.zoom_by(1 / ZOOM_STEP)
 
     def fit_width(self) -> None:
+        if self.reflowing:
+            return  # the document view always fits its width
         self.view.setZoomMode(QPdfView.ZoomMode.FitToWidth)
 
     def fit_page(self) -> None:
+        if self.reflowing:
+            return
         self.view.setZoomMode(QPdfView.ZoomMode.FitInView)
 
     def set_password(self, path: str, password: str) -> None:
@@ -164,6 +231,13 @@ class PageViewer(QWidget):
         self._request += 1
         self._source = None
         self.note = ""
+        if reflowable_path(path):
+            self._reflow(True)
+            self.path = str(Path(path))
+            self._load_part(self.path, page)
+            self._show_header()
+            return True
+        self._reflow(False)
         ok = self._load(path)
         if ok:
             self._jump(page)
@@ -179,6 +253,7 @@ class PageViewer(QWidget):
         self._support = list(support or [])
         self._decided = False
         self.view.clear_highlight()
+        self._reflow(source.reflowable)
         if not Path(source.doc_path).is_file():
             self._unload()
             self.note = f"Source removed: {source.doc_path} no longer exists."
@@ -186,20 +261,27 @@ class PageViewer(QWidget):
             self._show_header()
             self.settled.emit(False)
             return self._request
-        if self._load(source.doc_path):
+        if source.reflowable:
+            self.path = str(Path(source.doc_path))
+            self.note = "Checking that the file has not changed since it was indexed…"
+        elif self._load(source.doc_path):
             self._jump(source.page)
             self.note = "Checking that the file has not changed since it was indexed…"
         self._show_header()
         return self._request
 
     def apply_source_state(self, token: int, state: SourceState,
-                           ocr_lines: list[OcrLine] | None = None) -> bool:
+                           ocr_lines: list[OcrLine] | None = None,
+                           part: DocumentPart | None = None) -> bool:
         """Highlight the passage if the file is as indexed; returns True if highlighted.
         ``ocr_lines``: the lines OCR read on a scanned page that hold the passage (the
-        highlight is drawn from their boxes instead of PDFium's text)."""
+        highlight is drawn from their boxes instead of PDFium's text). ``part``: the
+        stored part a reflowable document's citation points into."""
         if token != self._request or self._source is None:
             return False  # the user has clicked something else meanwhile
         source = self._source
+        if source.reflowable:
+            return self._apply_part(source, state, part)
         highlighted = False
         if state is SourceState.REMOVED:
             self.note = "Source removed: the file is no longer in the library."
@@ -222,6 +304,70 @@ class PageViewer(QWidget):
         else:
             self._maybe_settle()
         return highlighted
+
+    # ------------------------------------------------------------------ reflowable documents
+
+    def _reflow(self, on: bool) -> None:
+        self.stack.setCurrentWidget(self.document_view if on else self.pdf_pane)
+        self.fit_width_button.setVisible(not on)
+        self.fit_page_button.setVisible(not on)
+        if not on:
+            self.find_edit.hide()
+            self.part = None
+        else:
+            self.find_bar.close_bar()
+
+    def _apply_part(self, source: SourcePayload, state: SourceState, part: DocumentPart | None) -> bool:
+        highlighted = False
+        if state is SourceState.REMOVED:
+            self.note = "Source removed: the file is no longer in the library."
+        elif state is SourceState.CHANGED:
+            self.note = ("Source changed since this answer: the file now holds other content, "
+                         "so the passage is not highlighted. Re-ask to cite the current version.")
+        elif part is None:
+            self.note = f"Section {source.page_label} of this document is not in the library."
+        else:
+            self._show_part(part)
+            support = [(source.char_start + a, source.char_start + b) for a, b in self._support]
+            highlighted = self.document_view.set_highlight(source.char_start, source.char_end, support)
+            self.note = "" if highlighted else "The passage could not be located in this section."
+        self._decided = True
+        self._show_header()
+        self.settled.emit(highlighted)
+        return highlighted
+
+    def _show_part(self, part: DocumentPart) -> None:
+        self.part = part
+        self.document_view.show_part(part)
+        self.page_box.blockSignals(True)
+        self.page_box.setMaximum(max(1, part.parts))
+        self.page_box.setValue(part.page)
+        self.page_box.blockSignals(False)
+        self.page_count_label.setText(f"/ {part.parts}")
+        self.prev_button.setEnabled(part.page > 1)
+        self.next_button.setEnabled(part.page < part.parts)
+
+    def _load_part(self, document: str, page: int) -> None:
+        """Show part ``page`` of ``document`` (doc_id or path) when the facade has it."""
+        if self.part_source is None:
+            self.note = "The document view has no library to read from."
+            return
+        request = self._request
+        source = self.part_source
+
+        async def load() -> None:
+            part = await source(document, page)
+            if request != self._request:
+                return
+            if part is None:
+                self.note = "This document is not in the library (yet)."
+            else:
+                self.note = ""
+                self._show_part(part)
+            self._show_header()
+            self.settled.emit(False)
+
+        self._part_task = asyncio.ensure_future(load())
 
     def _load(self, path: str) -> bool:
         key = str(Path(path))
@@ -339,7 +485,10 @@ class PageViewer(QWidget):
             parts.append(f"<b>{esc(Path(self.path).name)}</b>")
         else:
             parts.append("<i>Click a citation to see its page here.</i>")
-        if self.page_count():
+        if self.reflowing and self.part is not None:
+            unit = "slide" if self.path.lower().endswith(".pptx") else "section"
+            parts.append(f"{unit} {esc(self.part.label)} (part {self.part.page} of {self.part.parts})")
+        elif self.page_count():
             index = self.view.current_page()
             label = self.document.pageLabel(index) or str(index + 1)
             where = f"p. {esc(label)}"

@@ -1,4 +1,5 @@
-"""Watch the open folder and ask for a background re-index when its PDFs change.
+"""Watch the open folder and ask for a background re-index when its documents (PDF and
+the other formats Folio reads) change.
 
 ``QFileSystemWatcher`` reports changes to the folder, its subfolders and (up to a cap)
 the PDFs themselves at once; a polling timer compares a cheap snapshot (path, size,
@@ -20,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
+
+from desktop_app.core.types import DOCUMENT_SUFFIXES
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +53,8 @@ def snapshot(folder: str) -> tuple[Snapshot, list[str]]:
             try:
                 if entry.is_dir():
                     pending.append(entry.path)
-                elif entry.name.lower().endswith(".pdf") and entry.is_file():
+                elif (os.path.splitext(entry.name)[1].lower() in DOCUMENT_SUFFIXES
+                      and not entry.name.startswith("~$") and entry.is_file()):
                     stat = entry.stat()
                     pdfs[entry.path] = (stat.st_size, stat.st_mtime_ns)
             except OSError:

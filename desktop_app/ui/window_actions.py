@@ -90,7 +90,7 @@ def build_actions(w: ActionHost) -> WindowActions:
     _keys(ask_action, "Ctrl+Return", "Ctrl+Enter")
     stop_action = a(w, "stop", "&Stop", w.stop, None, "Stop indexing or the answer (Esc)")
     _keys(stop_action, "Esc", "Ctrl+.")
-    find_action = a(w, "", "&Find in Page…", viewer.find_bar.open_bar, QKeySequence.StandardKey.Find, "Search the document shown in the page viewer")
+    find_action = a(w, "", "&Find in Page…", viewer.open_find, QKeySequence.StandardKey.Find, "Search the document shown in the page viewer")
     find_next_action = a(w, "", "Find &Next", lambda: viewer.find_bar.find_step(1), QKeySequence.StandardKey.FindNext, "Go to the next match in the document")
     find_previous_action = a(w, "", "Find Pre&vious", lambda: viewer.find_bar.find_step(-1), QKeySequence.StandardKey.FindPrevious, "Go to the previous match in the document")
     settings_action = a(w, "settings", "Se&ttings…", w.show_settings, "Ctrl+,", "Models, citations, answer length, threads, data folder")

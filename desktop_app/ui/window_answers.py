@@ -176,6 +176,14 @@ class AnswerMixin:
             logger.info("source state of %s unknown: %s", source.chunk_id, error)
             state = SourceState.REMOVED if not Path(source.doc_path).is_file() else SourceState.CURRENT
         lines: list[OcrLine] = []
+        if source.reflowable:
+            part = None
+            if state is SourceState.CURRENT:
+                try:
+                    part = await self.kb.document_part(source.doc_id, source.page)
+                except KnownError as error:
+                    logger.info("part %d of %s unknown: %s", source.page, source.doc_id, error)
+            return self.viewer.apply_source_state(token, state, part=part)
         if state is SourceState.CURRENT:
             try:  # a page read by OCR is highlighted from its line boxes
                 lines = await self.kb.ocr_lines(source.doc_id, source.page, source.char_start, source.char_end)

@@ -14,11 +14,20 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QInputDialog
 
-from desktop_app.core.errors import KnownError
-from desktop_app.core.types import DocStatus, FileIndexed, IndexProgress, IndexSummary
+from desktop_app.core.errors import DiskFullError, KnownError, LibraryError
+from desktop_app.core.types import (
+    DocStatus,
+    FileIndexed,
+    IndexProgress,
+    IndexSummary,
+    LibraryMovedAside,
+)
 from desktop_app.services.api import KnowledgeBaseAPI
 from desktop_app.ui import dialogs
 from desktop_app.ui.answer_view import ConversationPane
+from desktop_app.ui.async_qt import TaskSet
+from desktop_app.ui.history_panel import HistoryPanel
+from desktop_app.ui.library_banner import LibraryBanner
 from desktop_app.ui.library_model import LibraryModel, top_folders
 from desktop_app.ui.pdf_view import PageViewer
 from desktop_app.ui.progress import IndexProgressWidget, summary_text
@@ -40,6 +49,9 @@ class LibraryMixin:
     viewer: PageViewer
     progress: IndexProgressWidget
     watcher: FolderWatcher
+    library_banner: LibraryBanner
+    tasks: TaskSet
+    history: HistoryPanel
 
     def choose_folder(self) -> QFileDialog:
         return dialogs.choose_folder(self, self.folder, self.open_folder)
@@ -86,7 +98,10 @@ class LibraryMixin:
             self.library.set_documents(await self.kb.documents(folder))
         except KnownError as error:
             self.show_status(f"Indexing failed: {error}")
-            self.report(str(error), known=True)
+            if isinstance(error, LibraryError | DiskFullError):
+                self.library_banner.show_problem(error)  # with its way forward, in the window
+            else:
+                self.report(str(error), known=True)
         except asyncio.CancelledError:
             self.show_status("Indexing stopped.")
             raise
@@ -100,6 +115,66 @@ class LibraryMixin:
             self.last_summary = summary
             self.show_status(summary_text(summary))
         return summary
+
+    # ------------------------------------------------------------------ a library that cannot be used
+
+    def check_library(self) -> asyncio.Task[None]:
+        """Open the library and show what keeps it from opening (the banner), if anything."""
+        return self.tasks.spawn(self._check_library(), "checking the library")
+
+    async def _check_library(self) -> None:
+        try:
+            problem = await self.kb.library_problem()
+        except KnownError as error:
+            problem = error
+        had = self.library_banner.problem is not None
+        self.library_banner.show_problem(problem)
+        if problem is not None:
+            self.show_status(str(problem))
+        elif had:
+            self.show_status("The library opens again.")
+            await self._list_folders(self.library.folders())
+
+    def repair_library(self) -> asyncio.Task[None] | None:
+        """The banner's Move aside and rebuild: the facade's ``repair`` as the indexing
+        task (Stop cancels it; what was rebuilt so far stays)."""
+        if self.index_task is not None and not self.index_task.done():
+            self.show_status("The rebuild waits until indexing ends.")
+            return None
+        task: asyncio.Task[None] = asyncio.ensure_future(self._repair())
+        self.index_task = task  # type: ignore[assignment]
+        task.add_done_callback(lambda _task: self.update_actions())
+        self.update_actions()
+        return task
+
+    async def _repair(self) -> None:
+        self.progress.start("Rebuilding the library")
+        self.library_banner.set_working("Moving the library aside and rebuilding it from your folders…")
+        self.library.begin_run()
+        try:
+            async for event in self.kb.repair(self.library.folders()):
+                if isinstance(event, LibraryMovedAside):
+                    self.show_status(f"The library was kept as {Path(event.moved_to).name}; rebuilding it from "
+                                     f"{len(event.folders)} folder(s). {event.answers} saved answers are kept.")
+                    for folder in event.folders:
+                        self.library.add_folder(folder)
+                else:
+                    self.library.apply(event)
+                    if isinstance(event, IndexProgress):
+                        self.progress.update_progress(event)
+            self.library_banner.show_problem(None)
+            self.show_status("The library is rebuilt from your documents; your saved answers are kept.")
+            await self._list_folders(self.library.folders())
+            if self.history.isVisible():
+                self.history.refresh()
+        except KnownError as error:
+            self.library_banner.show_problem(error)
+            self.show_status(f"The rebuild stopped: {error}")
+        except asyncio.CancelledError:
+            self.show_status("The rebuild stopped; choose Move aside and rebuild again to go on.")
+            raise
+        finally:
+            self.progress.finish()
 
     def _on_library_activated(self, path: str) -> None:
         row = self.library.row(path)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pypdf
 
-from desktop_app.core.errors import Cancelled
+from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.ids import chunk_id, sha256_file
 from desktop_app.core.models import catalog as models
 from desktop_app.core.models.catalog import InstallProgress, InstallStep
@@ -33,6 +33,7 @@ from desktop_app.core.types import (
     IndexEvent,
     IndexProgress,
     IndexSummary,
+    LibraryMovedAside,
     OcrLine,
     Passage,
     SourcePayload,
@@ -160,6 +161,7 @@ class FakeKnowledgeBase:
         self.saved: dict[str, dict[str, Any]] = {}  # answer id -> record, oldest first
         self.deleted: list[str] = []
         self.reindex_calls = 0
+        self.problem: KnownError | None = None  # what library_problem() reports
 
     # ------------------------------------------------------------------ indexing
 
@@ -208,6 +210,16 @@ class FakeKnowledgeBase:
         elapsed = time.monotonic() - started
         yield IndexProgress(len(files), len(files), pages_done, pages_done, "", elapsed, 0.0)
         yield IndexSummary(done, pages_done, pages_done, 0, tuple(failed), (), False, elapsed)
+
+    async def library_problem(self) -> KnownError | None:
+        return self.problem
+
+    async def repair(self, folders: Sequence[str | Path] = ()) -> AsyncIterator[IndexEvent | LibraryMovedAside]:
+        """Keep nothing broken: the problem goes, and the folders are indexed again."""
+        self.problem = None
+        for folder in folders:
+            async for event in self.index(folder):
+                yield event
 
     async def reindex(self) -> AsyncIterator[IndexEvent]:
         """Re-embed every stored passage: one progress event per document."""
@@ -276,6 +288,9 @@ class FakeKnowledgeBase:
                     return SourceState.REMOVED
                 return SourceState.CURRENT if sha256_file(path) == doc_id else SourceState.CHANGED
         return SourceState.REMOVED
+
+    async def document_part(self, document: str, page: int) -> Any:
+        return None
 
     async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
         await asyncio.sleep(0)

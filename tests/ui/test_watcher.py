@@ -8,6 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
+from desktop_app.core.ingest.changes import scan_folder
 from desktop_app.ui.watcher import FolderWatcher, snapshot
 from tests.pdfgen import write_pdf
 from tests.ui.conftest import until
@@ -100,11 +101,12 @@ def test_a_change_during_a_run_waits_for_it_and_queues_one_more(window, fake_kb,
     assert {"late.pdf", "later.pdf"} <= {Path(r.path).name for r in window.library.rows()}
 
 
-def test_files_that_are_not_pdfs_do_not_trigger_a_run(window, fake_kb, library, run) -> None:  # noqa: ANN001
+def test_files_that_are_not_documents_do_not_trigger_a_run(window, fake_kb, library, run) -> None:  # noqa: ANN001
     folder = library["manual"].path.parent
     quick(window)
     run(window.open_folder(str(folder)))
-    (folder / "notes.txt").write_text("not a pdf")
+    (folder / "photo.jpg").write_bytes(b"not a document")
+    (folder / "~$report.docx").write_bytes(b"an Office lock file")
     (folder / ".hidden.pdf").write_bytes(b"%PDF-1.4 hidden")
     (folder / "sub").mkdir()
     run(quiet(window.watcher), timeout=70)
@@ -137,13 +139,17 @@ def test_polling_alone_sees_a_file_changed_in_place(qtbot, qloop, tmp_path, run)
     assert calls == ["run", "run"]
 
 
-def test_snapshot_lists_pdfs_as_the_indexer_does(tmp_path: Path) -> None:
+def test_snapshot_lists_documents_as_the_indexer_does(tmp_path: Path) -> None:
     (tmp_path / "a.PDF").write_bytes(b"x")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "b.pdf").write_bytes(b"yy")
     (tmp_path / ".hidden").mkdir()
     (tmp_path / ".hidden" / "c.pdf").write_bytes(b"z")
     (tmp_path / "d.txt").write_bytes(b"z")
+    (tmp_path / "e.jpg").write_bytes(b"z")
+    (tmp_path / "sub" / "f.docx").write_bytes(b"zzz")
     pdfs, dirs = snapshot(str(tmp_path))
-    assert {Path(p).name: size for p, (size, _) in pdfs.items()} == {"a.PDF": 1, "b.pdf": 2}
+    assert {Path(p).name: size for p, (size, _) in pdfs.items()} == {"a.PDF": 1, "b.pdf": 2, "d.txt": 1,
+                                                                      "f.docx": 3}
+    assert {p.name for p in scan_folder(tmp_path)} == {"a.PDF", "b.pdf", "d.txt", "f.docx"}
     assert sorted(Path(d).name for d in dirs) == sorted([tmp_path.name, "sub"])

@@ -157,6 +157,8 @@ class SourceMap:
             char_end=p.char_end,
             version=p.version,
             read=p.read,
+            format=p.format,
+            locator=p.locator,
         )
 
     def marker(self, label: str) -> str:

@@ -31,7 +31,7 @@ from desktop_app.core import paths
 from desktop_app.core.answer.evidence import evidence_text
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.words import question_language
-from desktop_app.core.types import SECTION_SEPARATOR, Passage
+from desktop_app.core.types import PDF_FORMAT, SECTION_SEPARATOR, Passage
 
 logger = logging.getLogger(__name__)
 
@@ -172,7 +172,10 @@ def format_source(label_marker: str, passage: Passage, question: str = "",
                 break
             chars = max(60, int(chars * max_tokens / tokens * 0.95))
             text = focus_text(source, question, chars)
-    where = _where(passage.doc_title, passage.section, passage.page_label)
+    # A reflowable document's part label is its section number, already in the section
+    # path: no "p." for it.
+    page_label = passage.page_label if passage.format == PDF_FORMAT else ""
+    where = _where(passage.doc_title, passage.section, page_label)
     return f"{label_marker} ({where})\n{text}".translate(_LIGATURES)
 
 

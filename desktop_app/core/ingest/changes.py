@@ -1,4 +1,5 @@
-"""Change detection for an index run: the PDFs of a folder, whether a file needs parsing
+"""Change detection for an index run: the documents of a folder (every format
+core/ingest/formats reads), whether a file needs parsing
 again, and the paths that are gone. Qt-free, no asyncio. A file that timed out, or a
 scanned one last read without OCR now that OCR is on, is parsed again.
 """
@@ -9,6 +10,7 @@ import os
 from pathlib import Path
 
 from desktop_app.core.ids import sha256_file
+from desktop_app.core.ingest.formats import SUFFIXES
 from desktop_app.core.ingest.ocr import OCR_TRIED
 from desktop_app.core.ingest.text_quality import GARBLE_REASONS
 from desktop_app.core.library.store import Store
@@ -21,12 +23,15 @@ _RETRY_WITH_PASSWORD = {DocStatus.NEEDS_PASSWORD.value}
 
 
 def scan_folder(folder: Path) -> list[Path]:
-    """Every PDF under ``folder`` (recursively, hidden folders skipped), sorted."""
+    """Every document Folio reads under ``folder`` (PDF, HTML, EPUB, DOCX, ODT, PPTX,
+    Markdown, text; recursively, hidden folders and files and Office lock files skipped),
+    sorted."""
     found: list[Path] = []
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if name.lower().endswith(".pdf") and not name.startswith("."):
+            if (os.path.splitext(name)[1].lower() in SUFFIXES and not name.startswith(".")
+                    and not name.startswith("~$")):
                 found.append(Path(root) / name)
     return found
 

@@ -19,6 +19,10 @@
 * ``chunk.section`` is the heading path in effect where the chunk's text starts
   (``"Chapter 3 Results > 3.2 Accuracy"``), carried over from earlier pages; when a
   heading follows only running heads or a few words, the path after that heading.
+* A reflowable document's part (HTML, EPUB, DOCX, ODT, PPTX, Markdown, text) is cut by
+  its blocks, not its lines: its heading blocks are its headings (their level, their text
+  the section name), a block never shares a sentence with the next, and nothing is a
+  running head or a table of contents.
 * Sizes are in embedder tokens. Text is cut at sentence ends (``。！？；.!?;``), and a
   sentence longer than a chunk at line breaks, then clause punctuation, spaces, and last
   characters. Consecutive chunks of a page share up to ``overlap_chars`` of whole
@@ -54,7 +58,15 @@ from desktop_app.core.ingest.headings import (
 )
 from desktop_app.core.text import lang
 from desktop_app.core.text.lang import CJK_CHAR
-from desktop_app.core.types import SECTION_SEPARATOR, Chunk, ExtractedDocument, PageQuality
+from desktop_app.core.types import (
+    PDF_FORMAT,
+    SECTION_SEPARATOR,
+    BlockKind,
+    Chunk,
+    ExtractedDocument,
+    PageQuality,
+    TextBlock,
+)
 
 __all__ = [
     "CHUNKER_VERSION", "Heading", "TokenCounter", "approx_tokens", "chunk_document",
@@ -70,6 +82,7 @@ CHUNKER_VERSION = 1
 
 TokenCounter = Callable[[str], float]
 _SECTION_DEPTH = 4  # headings a section path names, the innermost ones
+_ENTRY_CHARS = 80  # a reflowable document's heading, as its section path names it
 
 # --------------------------------------------------------------------------- tokens
 
@@ -130,11 +143,15 @@ class _Page:
     """One page's text cut into units no larger than a chunk."""
 
     def __init__(self, text: str, max_tokens: int, count: TokenCounter,
-                 running: frozenset[str], plain: bool = False) -> None:
+                 running: frozenset[str], plain: bool = False,
+                 blocks: tuple[TextBlock, ...] = ()) -> None:
         self.text = text
         self.max_tokens = max_tokens
         self.count = count
         self.units: list[_Unit] = []
+        if blocks:
+            self._add_blocks(blocks)
+            return
         body_start = 0
         position = 0
         for line in text.splitlines(keepends=True):
@@ -155,6 +172,18 @@ class _Page:
                 body_start = end
             position = end
         self._add_sentences(body_start, len(text))
+
+    def _add_blocks(self, blocks: tuple[TextBlock, ...]) -> None:
+        for block in blocks:
+            if block.kind is BlockKind.HEADING:
+                entry = " ".join(self.text[block.char_start:block.char_end].split())
+                if len(entry) > _ENTRY_CHARS:
+                    entry = entry[: _ENTRY_CHARS - 1] + "…"
+                self._add(block.char_start, block.char_end, Heading(block.level, entry, named=True))
+            elif block.kind is BlockKind.CODE:
+                self._add(block.char_start, block.char_end)
+            else:
+                self._add_sentences(block.char_start, block.char_end)
 
     def _add_sentences(self, start: int, end: int) -> None:
         cut = start
@@ -210,13 +239,14 @@ def chunk_document(
         approx_tokens, english=looks_english([p.text for p in pages[:50]])
     )
     min_tokens = max_tokens / 4
-    running = running_lines(pages) if len(pages) >= 3 else frozenset()
-    plain = plain_text_layout(pages)
+    reflowable = doc.format != PDF_FORMAT or any(p.blocks for p in pages)
+    running = running_lines(pages) if len(pages) >= 3 and not reflowable else frozenset()
+    plain = plain_text_layout(pages) and not reflowable
     stack: list[Heading] = []
     chunks: list[Chunk] = []
     for page in pages:
-        units = _Page(page.text, max_tokens, count, running, plain).units
-        contents = contents_title(page.text, running)
+        units = _Page(page.text, max_tokens, count, running, plain, page.blocks).units
+        contents = None if reflowable else contents_title(page.text, running)
         sections: list[str] = []
         for unit in units:  # the section path in effect after each unit
             if contents is not None:  # a table of contents: its entries head nothing
@@ -226,7 +256,7 @@ def chunk_document(
                 while stack and stack[-1].level >= unit.heading.level:
                     stack.pop()
                 stack.append(unit.heading)
-            sections.append(SECTION_SEPARATOR.join(h.entry for h in stack[-_SECTION_DEPTH:] if h.entry))
+            sections.append(_section_path(stack))
         spans = _pack(units, max_tokens, min_tokens, overlap_chars)
         index = 0
         for first, last in spans:
@@ -249,6 +279,16 @@ def chunk_document(
             ))
             index += 1
     return chunks
+
+
+def _section_path(stack: list[Heading]) -> str:
+    """The innermost named headings, outermost first; a heading repeated right under
+    itself (a document's title styled again as its first heading) named once."""
+    entries: list[str] = []
+    for heading in stack[-_SECTION_DEPTH:]:
+        if heading.entry and (not entries or entries[-1] != heading.entry):
+            entries.append(heading.entry)
+    return SECTION_SEPARATOR.join(entries)
 
 
 def _body(units: list[_Unit], first: int, last: int, lead_max: float) -> int:

@@ -50,8 +50,9 @@ CALL_MIN, CALL_MAX = 4, 16  # chunks per embedder call (8-16 measured as cheap p
 # the unchanged documents of its folder (the title from the first page, in a parse worker;
 # the sections from the stored pages), without parsing or embedding anything again.
 # 1: metadata titles; 2: titles.choose_title, separators and running heads never named;
-# 3: a table of contents page heads nothing after it (headings.contents_title).
-INGEST_RULES = 3
+# 3: a table of contents page heads nothing after it (headings.contents_title); 4: a
+# heading repeated right under itself is named once in a section path (chunking).
+INGEST_RULES = 4
 
 
 def default_workers() -> int:
@@ -274,7 +275,8 @@ class Indexer:
                 break
             pages = tuple(self.store.document_pages(doc_id))
             stored = ExtractedDocument(path=path, doc_id=doc_id, size=0, mtime=0.0, title="",
-                                       status=DocStatus.INDEXED, page_count=len(pages), pages=pages)
+                                       status=DocStatus.INDEXED, page_count=len(pages), pages=pages,
+                                       format=self.store.document_format(doc_id) or "pdf")
             sections = chunking.sections_of(stored, self.store.chunk_spans(doc_id),
                                             max_tokens=self._chunk_tokens(), count_tokens=count)
             self.store.apply_rules(doc_id, titles.get(doc_id), sections, INGEST_RULES)
@@ -301,7 +303,8 @@ class Indexer:
         for number, (doc_id, path) in enumerate(stale):
             pages = tuple(self.store.document_pages(doc_id))
             stored = ExtractedDocument(path=path, doc_id=doc_id, size=0, mtime=0.0, title="",
-                                       status=DocStatus.INDEXED, page_count=len(pages), pages=pages)
+                                       status=DocStatus.INDEXED, page_count=len(pages), pages=pages,
+                                       format=self.store.document_format(doc_id) or "pdf")
             chunks = chunking.chunk_document(stored, max_tokens=self._chunk_tokens(), count_tokens=count)
             terms = [dict(termlib.term_counts(c.text)) for c in chunks]
 

@@ -1,4 +1,4 @@
-"""Parse PDFs in worker processes, each file under a time limit and every worker under a
+"""Parse documents (PDF and the other formats of core/ingest/formats) in worker processes, each file under a time limit and every worker under a
 memory cap. Qt-free; no asyncio (services wrap the iterator in an executor).
 
 Workers are long-lived ``spawn`` processes (the GUI process has Qt threads, so ``fork``
@@ -59,8 +59,21 @@ class _OcrNotice:
 
 
 def _worker_main(connection: Connection, memory_mb: int | None) -> None:
+    """Run :func:`_worker_loop`; past the memory cap the worker ends quietly (no traceback
+    on the person's terminal) and the pool reports the file with the reason."""
+    try:
+        _worker_loop(connection, memory_mb)
+    except MemoryError:
+        os._exit(1)
+
+
+def _worker_loop(connection: Connection, memory_mb: int | None) -> None:
     """Worker loop: receive ``(path, passwords, title_only, ocr)``, send back an
     :class:`_OcrNotice` when pages need OCR, then the extracted document."""
+    # The readers are imported before the memory cap: under it, loading a shared object
+    # (zipfile's binascii, lxml) fails with an ImportError, not a MemoryError.
+    from desktop_app.core.ingest.formats import read_document
+
     if memory_mb:
         try:
             import resource
@@ -71,7 +84,6 @@ def _worker_main(connection: Connection, memory_mb: int | None) -> None:
             logger.debug("memory cap not set: %r", exc)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     logging.getLogger("pypdf").setLevel(logging.ERROR)  # pypdf warns on every odd font
-    from desktop_app.core.ingest.extract import extract_document
 
     while True:
         try:
@@ -81,15 +93,15 @@ def _worker_main(connection: Connection, memory_mb: int | None) -> None:
         if job is None:
             return
         path, passwords, title_only, ocr = job
-        document = extract_document(path, passwords, title_only=title_only, ocr=ocr,
-                                    on_ocr=lambda n: connection.send(_OcrNotice(n)))
+        document = read_document(path, passwords, title_only=title_only, ocr=ocr,
+                                 on_ocr=lambda n: connection.send(_OcrNotice(n)))
         try:
             try:
                 connection.send(document)
             except MemoryError:  # too big to pickle under the cap: send the verdict alone
                 connection.send(dataclasses.replace(
                     document, status=DocStatus.UNREADABLE, pages=(), page_count=0,
-                    error="Cannot read this PDF: it needs more memory than Folio allows a file.",
+                    error=f"Cannot read this {_kind(path)}: it needs more memory than Folio allows a file.",
                 ))
         except (BrokenPipeError, OSError):
             return
@@ -120,6 +132,13 @@ class _Worker:
             self.process.join(0.1)
 
 
+def _kind(path: str) -> str:
+    """What the user calls the file: "PDF", "DOCX", "Markdown file"..."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    return {"md": "Markdown file", "markdown": "Markdown file", "txt": "text file",
+            "htm": "HTML page", "html": "HTML page", "xhtml": "HTML page"}.get(suffix, suffix.upper() or "file")
+
+
 def _failed(path: str, status: DocStatus, error: str) -> ExtractedDocument:
     """A result the worker could not send: identity from the file, status from the pool."""
     file = Path(path)
@@ -128,20 +147,22 @@ def _failed(path: str, status: DocStatus, error: str) -> ExtractedDocument:
         doc_id, size, mtime = sha256_file(file), stat.st_size, stat.st_mtime
     except OSError:
         doc_id, size, mtime = "", 0, 0.0
+    from desktop_app.core.ingest.formats import format_of
+
     return ExtractedDocument(
         path=path, doc_id=doc_id, size=size, mtime=mtime, title=file.stem,
-        status=status, error=error,
+        status=status, error=error, format=format_of(path) or "pdf",
     )
 
 
-def _death_reason(exitcode: int | None) -> str:
+def _death_reason(exitcode: int | None, kind: str = "PDF") -> str:
     if exitcode is not None and exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
         except ValueError:
             name = f"signal {-exitcode}"
-        return f"the PDF reader crashed on this file ({name})"
-    return f"the PDF reader stopped on this file (exit code {exitcode}); it may need too much memory"
+        return f"the {kind} reader crashed on this file ({name})"
+    return f"the {kind} reader stopped on this file (exit code {exitcode}); it may need too much memory"
 
 
 class ParsePool:
@@ -210,7 +231,7 @@ class ParsePool:
                     except (BrokenPipeError, OSError) as exc:
                         worker.stop()
                         yield _failed(path, DocStatus.UNREADABLE,
-                                      f"Cannot read this PDF: the PDF reader did not start ({exc}).")
+                                      f"Cannot read this {_kind(path)}: the reader did not start ({exc}).")
                         continue
                     worker.path, worker.deadline = path, time.monotonic() + self.timeout_s
                     worker.limit = self.timeout_s
@@ -247,9 +268,10 @@ class ParsePool:
                 result = received
                 if result is None:
                     worker.process.join(_STOP_GRACE_S)
-                    reason = _death_reason(worker.process.exitcode)
+                    kind = _kind(path)
+                    reason = _death_reason(worker.process.exitcode, kind)
                     logger.warning("parse worker died on %s: %s", path, reason)
-                    result = _failed(path, DocStatus.UNREADABLE, f"Cannot read this PDF: {reason}.")
+                    result = _failed(path, DocStatus.UNREADABLE, f"Cannot read this {kind}: {reason}.")
                     worker.kill()
                 else:
                     worker.path = None
@@ -258,7 +280,7 @@ class ParsePool:
                 logger.warning("parsing %s took over %.0f s; stopped", path, worker.limit)
                 worker.kill()
                 result = _failed(path, DocStatus.TIMED_OUT, (
-                    f"Reading this PDF took longer than {worker.limit:g} s, so it was skipped."
+                    f"Reading this {_kind(path)} took longer than {worker.limit:g} s, so it was skipped."
                 ))
             if result is not None:
                 busy.remove(worker)

@@ -7,6 +7,7 @@ Text tables (documents, files, pages, chunks) are the truth; ``postings``,
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Mapping
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -29,6 +30,9 @@ POSTINGS_DDL = """
             unsorted BIGINT NOT NULL
         );
 """
+
+# The migration that drops the answer tables from the index (their rows copied out first).
+ANSWERS_MOVED_OUT = 7
 
 MIGRATIONS: list[tuple[int, str]] = [
     (
@@ -169,7 +173,48 @@ MIGRATIONS: list[tuple[int, str]] = [
         WHERE documents.doc_id = v.doc_id;
         """,
     ),
+    (
+        ANSWERS_MOVED_OUT,
+        """
+        -- Saved answers and the judge's cache live in their own file now
+        -- (core/library/answer_records.py); the store copies them there just before this
+        -- runs (Store._copy_answers_out), so the index holds only what can be rebuilt.
+        DROP TABLE IF EXISTS answers;
+        DROP TABLE IF EXISTS judge_cache;
+        """,
+    ),
+    (
+        8,
+        """
+        -- Documents in other formats than PDF (core/ingest/formats): the format ('pdf',
+        -- 'html', 'epub', 'docx', 'odt', 'pptx', 'md', 'txt'). Their pages are parts (an
+        -- EPUB spine item's or a heading-bounded section, a slide), and each part's blocks
+        -- (heading, paragraph, list item, table row, code) with their character range in
+        -- the part's text: the document view renders them, a locator counts paragraphs.
+        ALTER TABLE documents ADD COLUMN format VARCHAR NOT NULL DEFAULT 'pdf';
+        CREATE TABLE blocks (
+            doc_id VARCHAR NOT NULL,
+            page INTEGER NOT NULL,
+            idx INTEGER NOT NULL,
+            kind VARCHAR NOT NULL,
+            level INTEGER NOT NULL,
+            char_start INTEGER NOT NULL,
+            char_end INTEGER NOT NULL
+        );
+        """,
+    ),
 ]
+LATEST = MIGRATIONS[-1][0]
+
+
+def rollback(cur: Any) -> None:
+    """Roll back the cursor's transaction, if DuckDB has not already: after some failures
+    (a full disk) it aborts the transaction itself, and a second ROLLBACK would raise
+    "no transaction is active" over the error that matters."""
+    try:
+        cur.execute("ROLLBACK")
+    except Exception:  # noqa: BLE001 - the original error is the one to raise
+        logger.debug("rollback after a failed write: %s", "no transaction", exc_info=True)
 
 
 def current_version(con: Any) -> int:
@@ -178,12 +223,17 @@ def current_version(con: Any) -> int:
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def migrate(con: Any) -> int:
-    """Apply the migrations the database lacks, each in its own transaction."""
+def migrate(con: Any, before: Mapping[int, Callable[[Any], None]] | None = None) -> int:
+    """Apply the migrations the database lacks, each in its own transaction; ``before``
+    (number -> step) runs a step of Python just before that migration (e.g. copying rows
+    out of tables it drops; a step must be safe to run again: a crash may come between it
+    and its migration)."""
     version = current_version(con)
     for number, sql in MIGRATIONS:
         if number <= version:
             continue
+        if before and number in before:
+            before[number](con)
         logger.info("applying migration %d", number)
         con.execute("BEGIN TRANSACTION")
         try:
@@ -191,7 +241,7 @@ def migrate(con: Any) -> int:
             con.execute("INSERT INTO schema_version VALUES (?)", [number])
             con.execute("COMMIT")
         except Exception:
-            con.execute("ROLLBACK")
+            rollback(con)
             raise
         version = number
     return version

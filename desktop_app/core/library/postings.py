@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from desktop_app.core.library.migrations import POSTINGS_DDL
+from desktop_app.core.library.migrations import POSTINGS_DDL, rollback
 from desktop_app.core.text import words as termlib
 
 logger = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ def compact(cur: Any) -> None:
         cur.execute("UPDATE bm25_state SET unsorted = 0")
         cur.execute("COMMIT")
     except Exception:
-        cur.execute("ROLLBACK")
+        rollback(cur)
         raise
 
 
@@ -162,7 +162,7 @@ def ensure_current(cur: Any, chunk_texts: Any) -> bool:
         rows = replace_all(cur, ((k, termlib.term_counts(t)) for k, t in chunk_texts()))
         cur.execute("COMMIT")
     except Exception:
-        cur.execute("ROLLBACK")
+        rollback(cur)
         raise
     logger.info("rebuilt %d postings for tokenizer %s", rows, termlib.TOKENIZER_VERSION)
     return True

@@ -15,7 +15,22 @@ from typing import Any
 
 from desktop_app.core.library.connection import StoreConnection
 from desktop_app.core.library.queries import scope_params
-from desktop_app.core.types import DocStatus, DocumentInfo, PageQuality, PageText, Passage
+from desktop_app.core.types import (
+    BlockKind,
+    DocStatus,
+    DocumentInfo,
+    DocumentPart,
+    PageQuality,
+    PageText,
+    Passage,
+    TextBlock,
+    locate,
+)
+
+
+def _format_of_path(path: str) -> str:
+    suffix = Path(path).suffix.lower().lstrip(".")
+    return {"htm": "html", "xhtml": "html", "markdown": "md"}.get(suffix, suffix)
 
 
 class LibraryReading(StoreConnection):
@@ -26,9 +41,14 @@ class LibraryReading(StoreConnection):
         ``scope``, the paths a question was asked within, when the bytes live at several)."""
         if not ckeys:
             return {}
+        # A reflowable document's locator counts the part's paragraphs (every block but a
+        # heading) up to the one the chunk starts in: "section 9.10.1 ¶ 3".
         rows = self._query(
             "SELECT c.ckey, c.chunk_id, c.doc_id, d.path, d.title, c.page, p.label, c.section,"
-            " c.char_start, c.char_end, c.text, d.version"
+            " c.char_start, c.char_end, c.text, d.version, d.format,"
+            " CASE WHEN d.format = 'pdf' THEN 0 ELSE (SELECT count(*) FROM blocks b"
+            "   WHERE b.doc_id = c.doc_id AND b.page = c.page AND b.kind <> 'heading'"
+            "   AND b.char_start <= c.char_start) END"
             " FROM chunks c JOIN documents d ON d.doc_id = c.doc_id"
             " LEFT JOIN pages p ON p.doc_id = c.doc_id AND p.page = c.page"
             " WHERE c.ckey IN (SELECT unnest(?::BIGINT[]))",
@@ -40,10 +60,12 @@ class LibraryReading(StoreConnection):
         out: dict[int, Passage] = {}
         for r in rows:
             path = live_paths.get(r[2], r[3])
+            label = r[6] or str(r[5])
             out[int(r[0])] = Passage(
                 chunk_id=r[1], doc_id=r[2], doc_path=path, doc_title=r[4], page=int(r[5]),
-                page_label=r[6] or str(r[5]), section=r[7], char_start=int(r[8]),
-                char_end=int(r[9]), score=0.0, text=r[10], version=int(r[11]),
+                page_label=label, section=r[7], char_start=int(r[8]),
+                char_end=int(r[9]), score=0.0, text=r[10], version=int(r[11]), format=str(r[12]),
+                locator=locate(str(r[12]), int(r[5]), label, max(1, int(r[13] or 0))),
             )
         return out
 
@@ -76,7 +98,7 @@ class LibraryReading(StoreConnection):
         sql = (
             "SELECT f.path, f.doc_id, coalesce(d.title, ''), f.status, coalesce(d.pages, 0),"
             " coalesce(d.chunks, 0), coalesce(d.version, 1), f.error, coalesce(d.bad_pages, ''),"
-            " f.size, f.mtime, coalesce(d.ocr_pages, 0)"
+            " f.size, f.mtime, coalesce(d.ocr_pages, 0), coalesce(d.format, '')"
             " FROM files f LEFT JOIN documents d ON d.doc_id = f.doc_id"
         )
         params: list[Any] = []
@@ -93,6 +115,7 @@ class LibraryReading(StoreConnection):
                     version=int(r[6]), error=r[7],
                     bad_pages=tuple(int(x) for x in r[8].split(",") if x),
                     size=int(r[9]), mtime=float(r[10]), ocr_pages=int(r[11]),
+                    format=str(r[12]) or _format_of_path(r[0]),
                 )
             )
         return out
@@ -131,11 +154,43 @@ class LibraryReading(StoreConnection):
             " WHERE doc_id = ? ORDER BY page",
             [doc_id],
         )
+        blocks = self._blocks(doc_id)
         return [
             PageText(int(page), str(label), float(width), float(height), int(rotation), str(text),
-                     PageQuality(quality))
+                     PageQuality(quality), blocks=blocks.get(int(page), ()))
             for page, label, width, height, rotation, text, quality in rows
         ]
+
+    def _blocks(self, doc_id: str, page: int | None = None) -> dict[int, tuple[TextBlock, ...]]:
+        sql = "SELECT page, kind, level, char_start, char_end FROM blocks WHERE doc_id = ?"
+        params: list[Any] = [doc_id]
+        if page is not None:
+            sql += " AND page = ?"
+            params.append(page)
+        found: dict[int, list[TextBlock]] = {}
+        for number, kind, level, start, end in self._query(sql + " ORDER BY page, idx", params):
+            found.setdefault(int(number), []).append(
+                TextBlock(BlockKind(kind), int(start), int(end), int(level)))
+        return {number: tuple(blocks) for number, blocks in found.items()}
+
+    def document_format(self, doc_id: str) -> str:
+        rows = self._query("SELECT format FROM documents WHERE doc_id = ?", [doc_id])
+        return str(rows[0][0]) if rows else ""
+
+    def document_part(self, doc_id: str, page: int) -> DocumentPart | None:
+        """A reflowable document's part ``page`` with its blocks, for the document view
+        (None when the document or the part is not stored)."""
+        rows = self._query(
+            "SELECT p.label, p.text, d.pages, d.format FROM pages p"
+            " JOIN documents d ON d.doc_id = p.doc_id WHERE p.doc_id = ? AND p.page = ?",
+            [doc_id, page],
+        )
+        if not rows:
+            return None
+        label, text, parts, fmt = rows[0]
+        return DocumentPart(doc_id=doc_id, page=page, label=str(label), text=str(text),
+                            blocks=self._blocks(doc_id, page).get(page, ()), parts=int(parts),
+                            format=str(fmt))
 
     def documents_chunked_otherwise(self, chunked_with: str) -> list[tuple[str, str]]:
         """(doc_id, path) of the current documents with chunks cut for something other than

@@ -1,8 +1,11 @@
 """The library database (DuckDB). Qt-free.
 
-One process owns the file (DuckDB allows one writer process). Threads each get their
-own cursor. Every document is written in one transaction, so a crash leaves either
-the whole file or none of it. Bulk rows go in through Arrow, never executemany.
+One process owns the file (DuckDB allows one writer process) and says so in an owner
+file beside it (core/library/opening.py), so a second process can name the holder.
+Threads each get their own cursor. Every document is written in one transaction, so a
+crash leaves either the whole file or none of it. Bulk rows go in through Arrow, never
+executemany. Saved answers and the judge's cache are not here: they live in their own
+file (answer_records.py), which a damaged index never takes down.
 
 This module holds the connection and the writes of files, documents, chunks and postings;
 the store inherits the rest: search and provenance queries (queries.py), reading passages
@@ -13,18 +16,25 @@ and documents (reading.py), vectors (vectors.py), saved answers and the judge's 
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from desktop_app.core.errors import KnownError
-from desktop_app.core.library import postings
-from desktop_app.core.library.answer_records import AnswerRecords
-from desktop_app.core.library.migrations import migrate
+from desktop_app.core.errors import LibraryTooNewError
+from desktop_app.core.library import opening, postings
+from desktop_app.core.library.answer_records import AnswerArchive, AnswerRecords, answers_path
+from desktop_app.core.library.migrations import (
+    ANSWERS_MOVED_OUT,
+    LATEST,
+    current_version,
+    migrate,
+    rollback,
+)
 from desktop_app.core.library.queries import LibraryQueries
 from desktop_app.core.library.reading import LibraryReading
 from desktop_app.core.library.vectors import LibraryVectors
@@ -44,20 +54,52 @@ class FileRecord:
     removed: bool
 
 
-class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
-    def __init__(self, db_path: Path | str) -> None:
-        import duckdb
+def top_folders(paths: Iterable[str]) -> list[str]:
+    """The fewest folders that hold every one of ``paths`` (their parents, none inside
+    another): what a library was indexed from, as far as its files tell."""
+    parents = sorted({str(Path(p).parent) for p in paths})
+    tops: list[str] = []
+    for folder in parents:
+        if not any(folder == top or folder.startswith(top.rstrip(os.sep) + os.sep) for top in tops):
+            tops.append(folder)
+    return tops
 
+
+class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
+    def __init__(self, db_path: Path | str,
+                 archive: AnswerArchive | Callable[[], AnswerArchive] | None = None) -> None:
+        """Open (or make) the library at ``db_path``; ``archive``: its saved answers, or
+        what opens them once the library file opened (default: opened here, from
+        :func:`answers_path`). Raises the KnownError of the errors module that says why it
+        cannot (busy, damaged, not a library, …)."""
         self.path = Path(db_path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._own_archive = archive is None
+        self._con = opening.connect(self.path)
         try:
-            self._con = duckdb.connect(str(self.path))
-        except duckdb.IOException as exc:
-            raise KnownError(
-                f"The library {self.path} is open in another Folio process.",
-                "Close the other Folio window or command, or use --db to pick another library.",
-            ) from exc
-        migrate(self._con)
+            if archive is None:
+                self.archive = AnswerArchive(answers_path(self.path))
+            else:
+                self.archive = archive if isinstance(archive, AnswerArchive) else archive()
+            self._open()
+        except BaseException as exc:
+            self._con.close()
+            if self._own_archive and getattr(self, "archive", None) is not None:
+                self.archive.close()
+            known = opening.classify(exc, self.path, "opening the library") if isinstance(exc, Exception) else None
+            if known is None or known is exc:
+                raise
+            raise known from exc
+        opening.write_owner(self.path)
+
+    def _open(self) -> None:
+        version = current_version(self._con)
+        if version > LATEST:
+            raise LibraryTooNewError(
+                f"The library {self.path} was written by a newer Folio (its schema {version};"
+                f" this Folio knows up to {LATEST}).",
+                "Update Folio, or open another library with --db.", self.path,
+            )
+        migrate(self._con, before={ANSWERS_MOVED_OUT: self._copy_answers_out})
         # Postings made by another tokenizer version are rebuilt from the chunk text. (On a
         # cursor of its own, closed after: a connection left inside a transaction that
         # wrote would keep DuckDB from ever checkpointing, and the WAL would grow.)
@@ -86,11 +128,53 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
             self._local.cursor = cur
         return cur
 
+    def verify(self) -> None:
+        """Read every table whole: raises the KnownError of damage (a truncated or torn
+        file often opens, and fails only where its lost blocks are read)."""
+        cur = self._con.cursor()
+        try:
+            opening.read_whole(cur)
+        except Exception as exc:
+            known = opening.classify(exc, self.path, "reading the library")
+            if known is None:
+                raise
+            raise known from exc
+        finally:
+            cur.close()
+
     def close(self) -> None:
         try:
             self._con.close()
         except Exception:  # pragma: no cover - closing twice
             logger.debug("close failed", exc_info=True)
+        opening.remove_owner(self.path)
+        if self._own_archive:
+            self.archive.close()
+
+    def _copy_answers_out(self, con: Any) -> None:
+        """Copy the saved answers, the judge's cache and the indexed folders of a library
+        from before answers had their own file into :attr:`archive`, and check that every
+        answer arrived, before the migration that drops them from the index runs. Safe to
+        run again (rows already there are kept)."""
+        tables = {str(r[0]) for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "answers" not in tables:
+            return
+        answers = con.execute(
+            "SELECT answer_id, question, text, style, model_id, status,"
+            " strftime(created_at, '%Y-%m-%d %H:%M:%S.%f'), payload, scope FROM answers"
+        ).fetchall()
+        judged = con.execute(
+            "SELECT sentence_sha, chunk_id, CASE WHEN answer <> '' THEN answer WHEN supported THEN 'yes'"
+            " ELSE 'no' END FROM judge_cache"
+        ).fetchall() if "judge_cache" in tables else []
+        paths = [str(r[0]) for r in con.execute("SELECT path FROM files WHERE NOT removed").fetchall()]
+        self.archive.import_rows(answers, judged, top_folders(paths))
+        kept = {str(a["answer_id"]) for a in self.archive.answers()}
+        lost = [str(r[0]) for r in answers if str(r[0]) not in kept]
+        if lost:  # never drop what did not arrive
+            raise RuntimeError(f"{len(lost)} saved answers did not reach {self.archive.path}")
+        logger.info("%d saved answers and %d judge verdicts moved to %s", len(answers), len(judged),
+                    self.archive.path)
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = self._cursor().execute(sql, list(params)).fetchall()
@@ -147,7 +231,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                     self._retire_if_orphan(cur, old[0])
                 cur.execute("COMMIT")
             except Exception:
-                cur.execute("ROLLBACK")
+                rollback(cur)
                 raise
 
     def mark_removed(self, paths: Iterable[str]) -> None:
@@ -164,7 +248,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                         self._retire_if_orphan(cur, row[0])
                 cur.execute("COMMIT")
             except Exception:
-                cur.execute("ROLLBACK")
+                rollback(cur)
                 raise
 
     def _retire_if_orphan(self, cur: Any, doc_id: str) -> None:
@@ -223,14 +307,15 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                     cur.execute("DELETE FROM chunks WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM pages WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM ocr_lines WHERE doc_id = ?", [doc.doc_id])
+                cur.execute("DELETE FROM blocks WHERE doc_id = ?", [doc.doc_id])
                 cur.execute("DELETE FROM documents WHERE doc_id = ?", [doc.doc_id])
                 cur.execute(
-                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules, ocr_pages, chunked_with)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO documents (doc_id, path, title, version, status, error, pages, chunks, bad_pages, size, mtime, rules, ocr_pages, chunked_with, format)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [
                         doc.doc_id, doc.path, doc.title, version, str(doc.status), doc.error,
                         doc.page_count, len(chunks), ",".join(map(str, doc.bad_pages)),
-                        doc.size, doc.mtime, rules, doc.ocr_pages, chunked_with,
+                        doc.size, doc.mtime, rules, doc.ocr_pages, chunked_with, doc.format,
                     ],
                 )
                 if doc.pages:
@@ -263,6 +348,20 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                         cur.register("lines_in", table)
                         cur.execute("INSERT INTO ocr_lines SELECT * FROM lines_in")
                         cur.unregister("lines_in")
+                    blocks = [(p.page, i, b) for p in doc.pages for i, b in enumerate(p.blocks)]
+                    if blocks:
+                        table = pa.table({
+                            "doc_id": [doc.doc_id] * len(blocks),
+                            "page": pa.array([page for page, _, _ in blocks], pa.int32()),
+                            "idx": pa.array([i for _, i, _ in blocks], pa.int32()),
+                            "kind": [str(b.kind) for _, _, b in blocks],
+                            "level": pa.array([b.level for _, _, b in blocks], pa.int32()),
+                            "char_start": pa.array([b.char_start for _, _, b in blocks], pa.int32()),
+                            "char_end": pa.array([b.char_end for _, _, b in blocks], pa.int32()),
+                        })
+                        cur.register("blocks_in", table)
+                        cur.execute("INSERT INTO blocks SELECT * FROM blocks_in")
+                        cur.unregister("blocks_in")
                 if chunks:
                     self._insert_chunks(cur, chunks, ckeys, chunk_terms, vectors, model_id)
                 cur.execute("DELETE FROM files WHERE path = ?", [doc.path])
@@ -274,7 +373,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                     self._retire_if_orphan(cur, old[0])
                 cur.execute("COMMIT")
             except Exception:
-                cur.execute("ROLLBACK")
+                rollback(cur)
                 raise
             self._next_ckey = first + len(chunks)
             self.generation += 1
@@ -317,7 +416,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                 postings.replace_all(cur, chunk_terms)
                 cur.execute("COMMIT")
             except Exception:
-                cur.execute("ROLLBACK")
+                rollback(cur)
                 raise
             self.generation += 1
 
@@ -343,7 +442,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                     self._insert_chunks(cur, chunks, ckeys, chunk_terms, vectors, model_id)
                 cur.execute("COMMIT")
             except Exception:
-                cur.execute("ROLLBACK")
+                rollback(cur)
                 raise
             self._next_ckey = first + len(chunks)
             self.generation += 1
@@ -371,6 +470,6 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                     cur.unregister("sections_in")
                 cur.execute("COMMIT")
             except Exception:
-                cur.execute("ROLLBACK")
+                rollback(cur)
                 raise
             self.generation += 1

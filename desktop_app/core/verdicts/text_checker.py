@@ -106,12 +106,13 @@ def _payload(label: str, p: Passage) -> SourcePayload:
         id=label, chunk_id=p.chunk_id, doc_id=p.doc_id, doc_path=p.doc_path, doc_title=p.doc_title,
         page=p.page, page_label=p.page_label, section=p.section, text=p.text,
         char_start=p.char_start, char_end=p.char_end, version=p.version,
+        format=p.format, locator=p.locator,
     )
 
 
 def _where(source: SourcePayload | None, footnote: Footnote | None = None) -> str:
     if source is not None:
-        return f"{source.doc_path.rsplit('/', 1)[-1]} p. {source.page_label or source.page}"
+        return f"{source.doc_path.rsplit('/', 1)[-1]} {source.where}"
     if footnote is not None and footnote.file_name:
         return f"{footnote.file_name} p. {footnote.page_label or '?'}"
     return ""

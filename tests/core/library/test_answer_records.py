@@ -1,0 +1,120 @@
+"""The saved answers' own file: kept apart from the index, copied out of libraries from
+before it existed, every write one transaction, a full disk a clear message."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from desktop_app.core.errors import DiskFullError
+from desktop_app.core.library import migrations
+from desktop_app.core.library.answer_records import AnswerArchive, answers_path
+from desktop_app.core.library.store import Store, top_folders
+
+
+def payload(n: int) -> dict[str, Any]:
+    return {"sources": [], "citations": {}, "claims": [], "hallucinated": [], "reason": f"r{n}"}
+
+
+def test_answers_live_beside_the_library_not_in_it(tmp_path: Path) -> None:
+    store = Store(tmp_path / "library.duckdb")
+    store.save_answer("a1b2", "Who pays?", "The tenant [1].", "label", "m", "finished", payload(1), ["/x"])
+    store.judge_put("sha", "chunk", "partial")
+    store.close()
+    assert answers_path(tmp_path / "library.duckdb") == tmp_path / "library.answers.sqlite"
+    con = duckdb.connect(str(tmp_path / "library.duckdb"), read_only=True)
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    con.close()
+    assert "answers" not in tables and "judge_cache" not in tables
+    archive = AnswerArchive(tmp_path / "library.answers.sqlite")
+    assert archive.answer("a1b2")["text"] == "The tenant [1]."  # type: ignore[index]
+    assert archive.answer("a1")["scope"] == ["/x"]  # type: ignore[index]  # a prefix finds it
+    assert archive.judge_get("sha", "chunk") == "partial"
+    assert archive.delete_answer("a1b2") and archive.answers() == []
+    archive.close()
+
+
+def old_library(path: Path, answers: int) -> None:
+    """A library as Folio wrote it before answers had their own file (schema 6)."""
+    con = duckdb.connect(str(path))
+    old = migrations.MIGRATIONS
+    migrations.MIGRATIONS = [m for m in old if m[0] < migrations.ANSWERS_MOVED_OUT]
+    try:
+        migrations.migrate(con)
+    finally:
+        migrations.MIGRATIONS = old
+    for n in range(answers):
+        con.execute("INSERT INTO answers (answer_id, question, text, style, model_id, status, payload, scope)"
+                    " VALUES (?, ?, ?, 'label', 'm', 'finished', ?, '')",
+                    [f"id{n:03d}", f"question {n}", f"answer {n}", '{"reason": "r"}'])
+    con.execute("INSERT INTO judge_cache VALUES ('s1', 'c1', true, ''), ('s2', 'c2', false, 'partial')")
+    con.execute("INSERT INTO files (path, doc_id, size, mtime, status) VALUES"
+                " ('/docs/a/x.pdf', 'd1', 1, 0, 'indexed'), ('/docs/a/b/y.pdf', 'd2', 1, 0, 'indexed'),"
+                " ('/other/z.pdf', 'd3', 1, 0, 'indexed')")
+    con.close()
+
+
+def test_an_old_library_gives_its_answers_to_their_own_file_on_first_open(tmp_path: Path) -> None:
+    db = tmp_path / "library.duckdb"
+    old_library(db, answers=25)
+    store = Store(db)
+    assert len(store.answers()) == 25
+    assert store.answer("id007")["question"] == "question 7"  # type: ignore[index]
+    assert store.judge_get("s1", "c1") == "yes" and store.judge_get("s2", "c2") == "partial"
+    assert store.archive.folders() == ["/docs/a", "/other"]  # what a repair rebuilds from
+    store.close()
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT max(version) FROM schema_version").fetchall() == [(migrations.LATEST,)]
+    assert "answers" not in {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    con.close()
+
+
+def test_a_crash_between_copying_and_dropping_loses_and_doubles_nothing(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "library.duckdb"
+    old_library(db, answers=5)
+    original = migrations.MIGRATIONS
+    broken = [(n, sql if n != migrations.ANSWERS_MOVED_OUT else "SELECT no_such_column FROM answers")
+              for n, sql in original]
+    monkeypatch.setattr(migrations, "MIGRATIONS", broken)
+    with pytest.raises(Exception, match="no_such_column"):
+        Store(db)  # the copy ran, the drop failed: both files hold the answers now
+    monkeypatch.setattr(migrations, "MIGRATIONS", original)
+    store = Store(db)
+    assert sorted(a["answer_id"] for a in store.answers()) == [f"id{n:03d}" for n in range(5)]
+    store.close()
+
+
+def test_a_full_disk_while_saving_an_answer_says_so_and_keeps_the_others(tmp_path: Path) -> None:
+    archive = AnswerArchive(tmp_path / "a.answers.sqlite")
+    archive.save_answer("kept", "q", "t", "label", "m", "finished", payload(0))
+
+    class FullDisk:
+        """sqlite3's own words when the OS says ENOSPC."""
+
+        def __init__(self, con: sqlite3.Connection) -> None:
+            self.con = con
+
+        def execute(self, sql: str, params: Any = ()) -> Any:
+            if sql.startswith("INSERT"):
+                raise sqlite3.OperationalError("database or disk is full")
+            return self.con.execute(sql, params)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.con, name)
+
+    archive._con = FullDisk(archive._con)  # type: ignore[assignment]
+    with pytest.raises(DiskFullError) as failure:
+        archive.save_answer("lost", "q", "t", "label", "m", "finished", payload(1))
+    assert "MB free on" in str(failure.value) and "nothing saved" in str(failure.value)
+    assert archive.write_failures == 1 and archive.last_failure is failure.value
+    assert [a["answer_id"] for a in archive.answers()] == ["kept"]
+    archive.close()
+
+
+def test_top_folders_are_the_fewest_that_hold_every_file() -> None:
+    assert top_folders(["/a/x.pdf", "/a/b/y.pdf", "/ab/z.pdf", "/c/d/e.pdf"]) == ["/a", "/ab", "/c/d"]
