@@ -41,6 +41,7 @@ from desktop_app.core.types import (
     NoBasis,
     TokenDelta,
 )
+from desktop_app.services.answer_stats import first_word_line, stats_line
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     within(p)
     p.add_argument("--json", action="store_true", help="one event per line, as the facade yields them")
     p.add_argument("--stats", action="store_true",
-                   help="print the model's figures: prompt and cached tokens, time to first token,"
-                        " tokens/s, the prompt-lookup draft's accept rate")
+                   help="print the model's figures (prompt and cached tokens, the prompt's reading"
+                        " time, decode tokens/s, the prompt-lookup draft's accept rate) and where"
+                        " the seconds before the first word went")
 
     p = sub.add_parser("reindex", help="rebuild the search postings and vectors from the stored text")
     db(p)
@@ -231,15 +233,6 @@ async def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def stats_line(stats: dict[str, Any]) -> str:
-    """``folio ask --stats``: the model's figures for the answer, one line."""
-    if not stats:
-        return "  stats: none (no model ran)"
-    return (f"  stats: prompt {stats.get('prompt_tokens', 0)} tokens ({stats.get('cached_tokens', 0)} cached),"
-            f" first token {stats.get('first_token_s', 0.0):.2f} s, {stats.get('tokens_per_s', 0.0):.1f} tokens/s,"
-            f" draft accept rate {stats.get('draft_accept_rate', 0.0):.0%}")
-
-
 async def _ask(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     sources: dict[str, Any] = {}
@@ -281,7 +274,9 @@ async def _ask(args: argparse.Namespace) -> int:
                           + ", ".join(f"[{h}]" for h in event.hallucinated))
                 print(f"  (answer id {event.answer_id})")
                 if getattr(args, "stats", False):
-                    print(stats_line(event.stats))
+                    print(f"  {stats_line(event.stats)}")
+                    if event.stats.get("first_word"):
+                        print(f"  {first_word_line(event.stats)}")
             elif isinstance(event, ClaimVerdict):
                 pass
             elif isinstance(event, CitationFound):

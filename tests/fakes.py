@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 
 import numpy as np
 
@@ -54,6 +54,8 @@ class FakeGenerator:
 
     model_id = "fake-generator"
     context_tokens = 4096
+    scores_replies = False  # a subclass that weighs replies says so and defines reply_logprob
+    last_stats = None
 
     def __init__(self, answers: Sequence[str] = (), delta: int = 3, pause: float = 0.0) -> None:
         self.queue = list(answers)
@@ -68,10 +70,21 @@ class FakeGenerator:
 
     def prime(self, messages: Sequence[dict[str, str]], should_cancel: Callable[[], bool] = lambda: False) -> int:
         self.primed = list(messages)
+        self.primes = [*getattr(self, "primes", []), self.primed]
         return self.count_tokens(self.render(messages))
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)
+
+    def estimate_s(self, prompt_tokens: int) -> float:
+        return 0.0
+
+    def reply_logprob(self, messages: Sequence[dict[str, str]], reply: str,
+                      should_cancel: Callable[[], bool] = lambda: False) -> float:
+        raise NotImplementedError("this fake does not weigh replies")
+
+    def close(self) -> None:
+        pass
 
     def render(self, messages: Sequence[dict[str, str]]) -> str:
         return "\n".join(m["content"] for m in messages)
@@ -85,17 +98,17 @@ class FakeGenerator:
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
         steering: Steering | None = None,
-    ) -> Iterator[str]:
+    ) -> Generator[str, None, None]:
         self.steering = steering
         if messages and JUDGE_QUESTION in messages[-1]["content"]:
             # The judge (on by default) asks after each answer: a fake says nothing it
             # could act on, and keeps the enqueued answers for the questions.
             self.judge_questions.append(list(messages))
-            return iter(())
+            return (delta for delta in ())
         self.prompts.append(list(messages))
         text = self.queue.pop(0) if self.queue else "The documents do not contain the answer."
 
-        def deltas() -> Iterator[str]:
+        def deltas() -> Generator[str, None, None]:
             for i in range(0, len(text), self.delta):
                 if should_cancel():
                     raise Cancelled()

@@ -9,7 +9,8 @@ model server or another verifier means writing one more class that satisfies its
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import collections.abc
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.core.types import (
@@ -18,6 +19,7 @@ from desktop_app.core.types import (
     ClaimVerdict,
     ExtractedDocument,
     FileRecord,
+    GenerationStats,
     JsonObject,
     PageText,
     Passage,
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     import numpy as np
 
 Message = dict[str, str]
+# What ``Generator.stream`` returns: text deltas, and ``close()`` stops the model early.
+Deltas = collections.abc.Generator[str, None, None]
 
 
 class Embedder(Protocol):
@@ -54,10 +58,17 @@ class Embedder(Protocol):
 
 class Generator(Protocol):
     """An answer model: counts tokens, renders a chat, streams text deltas, and reads a
-    prompt head into its cache ahead of the question (``prime``)."""
+    prompt head into its cache ahead of the question (``prime``).
+
+    Its capabilities are declared here, not probed: ``scores_replies`` says whether
+    ``reply_logprob`` can weigh a reply (a local model can, a model server cannot),
+    ``last_stats`` holds the figures of the last streamed answer, and ``estimate_s`` the
+    seconds an answer should take at this machine's measured speed (0.0: no measure)."""
 
     model_id: str
     context_tokens: int
+    scores_replies: bool
+    last_stats: GenerationStats | None
 
     def count_tokens(self, text: str) -> int: ...
 
@@ -72,9 +83,19 @@ class Generator(Protocol):
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = ...,
         steering: Steering | None = None,
-    ) -> Iterator[str]: ...
+    ) -> Deltas: ...
 
     def prime(self, messages: Sequence[Message], should_cancel: Callable[[], bool] = ...) -> int: ...
+
+    def reply_logprob(self, messages: Sequence[Message], reply: str,
+                      should_cancel: Callable[[], bool] = ...) -> float:
+        """The log probability of the model answering ``messages`` with ``reply``; raises
+        KnownError when ``scores_replies`` is False."""
+        ...
+
+    def estimate_s(self, prompt_tokens: int) -> float: ...
+
+    def close(self) -> None: ...
 
 
 class SearchIndex(Protocol):

@@ -7,7 +7,9 @@ Events serialise with ``to_json()`` into the dicts that ``folio ask --json`` and
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -433,8 +435,9 @@ class AnswerFinished:
     citations: dict[str, list[Span]]
     hallucinated: tuple[str, ...] = ()
     answer_id: str = ""
-    # How the model did: prompt_tokens, cached_tokens, first_token_s, tokens_per_s,
-    # draft_accept_rate (speed.GenerationStats.to_json); empty when no model ran.
+    # How the model did (GenerationStats.to_json: prompt_tokens, cached_tokens, prefill_s,
+    # tokens_per_s, ...) and where the seconds before the first word went ("first_word":
+    # FirstWordClock.to_json); empty when no model ran.
     stats: JsonObject = field(default_factory=dict)
     event: str = field(default="answer_finished", init=False)
 
@@ -599,6 +602,8 @@ class Retrieval:
     # library (or of the scope) mentions (text/anchors.py).
     unmatched: tuple[str, ...] = ()
     unmentioned: tuple[str, ...] = ()
+    # Seconds the search spent embedding the question (beside BM25) and on the anchors.
+    timings: Mapping[str, float] = field(default_factory=dict)
 
 
 # Citations of an answer: id -> spans, or (id, span) pairs in order.
@@ -615,3 +620,99 @@ def all_unsupported(verdicts: Iterable[ClaimVerdict]) -> bool:
         and v.suggested is None
         for v in factual
     )
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    """One answer's figures from the model that wrote it."""
+
+    prompt_tokens: int
+    completion_tokens: int  # streamed chunks: llama-cpp-python yields one per sampled token
+    seconds_to_first_token: float  # from reading the prompt to the first token
+    seconds: float
+    cached_tokens: int = 0  # prompt tokens found in the KV cache (read for an earlier prompt)
+    drafted: int = 0  # tokens the prompt-lookup draft proposed (0: no draft)
+    accepted: int = 0  # ... and how many of them the model then wrote
+    prefill_tokens: int = 0  # prompt tokens read for this answer (those not cached)
+    prefill_s: float = 0.0  # ... and the seconds reading them took
+    setup_s: float = 0.0  # rendering and tokenising the prompt, setting up the steering
+    first_decode_s: float = 0.0  # from the prompt read to the first token sampled
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Decode speed after the first token (the prompt's cost is in the time to first token)."""
+        decoding = self.seconds - self.seconds_to_first_token
+        return (self.completion_tokens - 1) / decoding if self.completion_tokens > 1 and decoding > 0 else 0.0
+
+    @property
+    def prompt_tokens_per_second(self) -> float:
+        """Prompt tokens read per second (those not already cached)."""
+        if self.prefill_s > 0 and self.prefill_tokens > 0:
+            return self.prefill_tokens / self.prefill_s
+        read = self.prompt_tokens - self.cached_tokens
+        return read / self.seconds_to_first_token if read > 0 and self.seconds_to_first_token > 0 else 0.0
+
+    @property
+    def draft_accept_rate(self) -> float:
+        return self.accepted / self.drafted if self.drafted else 0.0
+
+    def to_json(self) -> JsonObject:
+        """What ``AnswerFinished.stats`` carries of the model's figures."""
+        return {
+            "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
+            "completion_tokens": self.completion_tokens,
+            "prefill_tokens": self.prefill_tokens, "prefill_s": round(self.prefill_s, 3),
+            "first_token_s": round(self.seconds_to_first_token, 3), "seconds": round(self.seconds, 3),
+            "tokens_per_s": round(self.tokens_per_second, 2),
+            "prompt_tokens_per_s": round(self.prompt_tokens_per_second, 2),
+            "draft_accept_rate": round(self.draft_accept_rate, 3),
+        }
+
+
+# The steps before an answer's first word, in the order they run (FirstWordClock).
+FIRST_WORD_STEPS = (
+    "model_start_s",  # waiting for the model process to start and load (0 when it runs)
+    "embedder_load_s", "embed_s", "search_s",  # the question's search (embedding overlaps BM25)
+    "gate_s",  # the evidence gate and the anchors (names, numbers the question asks about)
+    "evidence_s", "pack_s",  # evidence selection; packing the prompt (pack_token_counts counts)
+    "steering_s", "probe_s",  # steering set-up; the abstention probe (Settings.abstain)
+    "prefill_s",  # reading the prompt's tokens that were not cached (prefill_tokens)
+    "first_decode_s",  # sampling the first token after the prompt
+    "to_visible_word_s",  # from the first token to the first delta holding a letter or digit
+)
+
+
+class FirstWordClock:
+    """Where the seconds between a question and its answer's first visible word went.
+
+    Mutable and owned by one answer on one thread; ``to_json`` is what ``stats["first_word"]``
+    carries: each step's seconds (FIRST_WORD_STEPS), the counts, and the times from the
+    question to the first token and to the first visible word."""
+
+    def __init__(self, started: float | None = None) -> None:
+        self.started = time.perf_counter() if started is None else started
+        self.steps: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+        self.marks: dict[str, float] = {}  # seconds from the question: first_token_s, first_word_s
+
+    def add(self, step: str, seconds: float) -> None:
+        self.steps[step] = self.steps.get(step, 0.0) + max(0.0, seconds)
+
+    @contextmanager
+    def timing(self, step: str) -> Iterator[None]:
+        begun = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(step, time.perf_counter() - begun)
+
+    def mark(self, name: str) -> None:
+        """Note the seconds from the question to now under ``name`` (once)."""
+        self.marks.setdefault(name, time.perf_counter() - self.started)
+
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {step: round(self.steps.get(step, 0.0), 3) for step in FIRST_WORD_STEPS}
+        data.update({step: round(s, 3) for step, s in self.steps.items() if step not in data})
+        data.update(self.counts)
+        data.update({name: round(s, 3) for name, s in self.marks.items()})
+        return data

@@ -122,4 +122,9 @@ class KnowledgeBaseAPI(Protocol):
         """R2R's passthrough: the embedder's unit vector of ``text``."""
         ...
 
+    async def answer_model_ready(self) -> int:
+        """Wait until the answer model is loaded and its prompt head read (started when the
+        facade warms up); the tokens cached, 0 when nothing was primed."""
+        ...
+
     async def close(self) -> None: ...

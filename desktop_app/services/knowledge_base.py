@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from desktop_app.core.types import (
     CitationStyle,
     DocumentInfo,
     DocumentPart,
+    FirstWordClock,
     IndexEvent,
     JsonObject,
     LibraryMovedAside,
@@ -43,6 +45,7 @@ from desktop_app.core.types import (
 )
 
 if TYPE_CHECKING:
+    from desktop_app.core.models.worker import WorkerGenerator
     from desktop_app.core.verdicts import Judge
     from desktop_app.services.checking import CheckEvent
 
@@ -57,6 +60,9 @@ class _Done:
     """The end of a stream: the worker returned, or raised ``error``."""
 
     error: BaseException | None
+
+
+PROMPT_LANGUAGES = ("en", "zh", "de")  # the prompt heads primed when the language is "auto"
 
 
 def preload() -> None:
@@ -99,6 +105,8 @@ class KnowledgeBase:
         self._archive: AnswerArchive | None = None
         self._embedder = embedder
         self._generator = generator
+        self._worker: WorkerGenerator | None = None  # the local model's process, once started
+        self._ready: Future[int] | None = None  # the first prompt head primed (prime_answer_model)
         self._retriever: Retriever | None = None
         self._lock = threading.Lock()
         self._archive_lock = threading.Lock()
@@ -184,17 +192,32 @@ class KnowledgeBase:
                 self.settings.server_url, self.settings.server_model,
                 api_key=settings_mod.load_server_key(), context_tokens=self.settings.context_tokens,
             )
-        if self._generator is None:
-            from desktop_app.core.models import catalog as models
-            from desktop_app.core.models.worker import WorkerGenerator
-
-            # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
-            path = models.resolve_answer_model(self.settings.answer_model)
-            self._generator = WorkerGenerator(
-                path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
-                prompt_lookup=self.settings.prompt_lookup,
-            )
+        self._start_generator()
+        if self._worker is not None:
+            try:
+                self._worker.wait_ready()
+            except KnownError:
+                self._worker.close()
+                self._worker = self._generator = None
+                raise
+        assert self._generator is not None
         return self._generator
+
+    def _start_generator(self) -> None:
+        """Start the local answer model's process without waiting for it to load (on the
+        folio-llm thread): a question's search runs while the model loads."""
+        if self._generator is not None or self.settings.answer_model == settings_mod.SERVER:
+            return
+        from desktop_app.core.models import catalog as models
+        from desktop_app.core.models.worker import WorkerGenerator
+
+        # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
+        path = models.resolve_answer_model(self.settings.answer_model)
+        self._worker = WorkerGenerator(
+            path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
+            prompt_lookup=self.settings.prompt_lookup, wait=False,
+        )
+        self._generator = self._worker
 
     def warm_up(self) -> None:
         """Open the library and load the embedder now, on the calling thread.
@@ -212,12 +235,17 @@ class KnowledgeBase:
 
     def prime_answer_model(self) -> Future[int]:
         """Load the answer model and read the fixed head of every prompt (system prompt
-        and worked example) into its KV cache, on the answer model's own thread, in the
-        background: the first question then waits only for its sources to be read (on 2
-        cores the head alone is ~8 s of prefill). Only for the numbered-label style, whose
-        head is the same for every question. Returns the number of tokens cached."""
+        and worked examples) into its KV cache, on the answer model's own thread, in the
+        background: a question then waits only for its sources to be read (on 2 cores a
+        head alone is 3-8 s of prefill). One head per prompt language ("auto": English,
+        then Chinese, then German), each kept by the model process; each language is its
+        own job on the model's thread, so a question asked meanwhile waits for one head at
+        most. Only for the numbered-label style, whose head is the same for every question.
+        Returns the number of tokens cached for the first head (answer_model_ready)."""
+        chosen = self.settings.prompt_language
+        languages = list(PROMPT_LANGUAGES) if chosen == "auto" else [chosen]
 
-        def prime() -> int:
+        def prime(language: str, rest: list[str]) -> int:
             if self.settings.citation_style != CitationStyle.LABEL or self._closing.is_set():
                 return 0
             if self.settings.answer_model == settings_mod.SERVER:
@@ -226,7 +254,6 @@ class KnowledgeBase:
 
             try:
                 generator = self.generator()
-                language = self.settings.prompt_language if self.settings.prompt_language != "auto" else "en"
                 packed = prompts.build_prompt(
                     "", [], count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
                     answer_tokens=self.settings.max_tokens, language=language,
@@ -235,10 +262,25 @@ class KnowledgeBase:
             except KnownError as exc:  # reported when the first question is asked
                 logger.info("answer model not primed: %s", exc)
                 return 0
-            logger.info("answer model primed: %d prompt tokens cached", cached)
+            logger.info("answer model primed for %s: %d prompt tokens cached", language, cached)
+            if rest and not self._closing.is_set():
+                try:
+                    self._llm_pool.submit(prime, rest[0], rest[1:])
+                except RuntimeError:  # the pool is shutting down
+                    pass
             return cached
 
-        return self._llm_pool.submit(prime)
+        self._ready = self._llm_pool.submit(prime, languages[0], languages[1:])
+        return self._ready
+
+    async def answer_model_ready(self) -> int:
+        """Wait until the answer model is loaded and its first prompt head read (the window
+        says so in its status bar); the tokens cached, 0 when it was not primed (a model
+        server, a missing model: the first question says why)."""
+        ready = self._ready
+        if ready is None:
+            return 0
+        return await asyncio.wrap_future(ready)
 
     # ------------------------------------------------------------------ streaming bridge
 
@@ -411,8 +453,27 @@ class KnowledgeBase:
         if max_tokens:
             settings = settings.replace(max_tokens=max_tokens)
 
+        asked = time.perf_counter()
+
         def work(emit: Callable[[AnswerEvent], None], cancelled: Callable[[], bool]) -> None:
+            clock = FirstWordClock(asked)
+            clock.add("model_busy_s", time.perf_counter() - asked)  # the model's thread was priming
+            starts_model = self._generator is None
             try:
+                # The model loads in its own process while the question is searched.
+                self._start_generator()
+            except KnownError as exc:  # reported by generator_factory when the model is needed
+                logger.info("answer model not started: %s", exc)
+
+            def generator() -> Generator:
+                model = self.generator()
+                if starts_model and self._worker is not None:
+                    clock.counts["model_load_ms"] = round(self._worker.load_s * 1000)
+                return model
+
+            try:
+                with clock.timing("embedder_load_s"):
+                    self.embedder  # noqa: B018
                 retriever = self.retriever
                 within = self.within(scope)
             except KnownError as exc:
@@ -428,8 +489,9 @@ class KnowledgeBase:
             archive = self.archive
             failures = archive.write_failures
             answering.answer(
-                question, retriever=retriever, store=self.store, generator_factory=self.generator,
+                question, retriever=retriever, store=self.store, generator_factory=generator,
                 settings=settings, emit=watch, should_cancel=cancelled, verifier=Verifier(), scope=within,
+                clock=clock,
             )
             if finished and archive.write_failures > failures and archive.answer(finished[-1]) is None:
                 problem = archive.last_failure
@@ -586,9 +648,8 @@ class KnowledgeBase:
         self.cancel()
         for pool in (self._index_pool, self._query_pool, self._llm_pool):
             pool.shutdown(wait=True, cancel_futures=True)
-        close_generator = getattr(self._generator, "close", None)
-        if close_generator is not None:
-            close_generator()
+        if self._generator is not None:
+            self._generator.close()
         if self._store is not None:
             self._store.close()
             self._store = None

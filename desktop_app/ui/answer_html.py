@@ -18,6 +18,7 @@ from desktop_app.core.types import (
     Verdict,
     all_unsupported,
 )
+from desktop_app.services.answer_stats import first_word_line
 from desktop_app.ui.answer_model import AnswerTurn, MarkerCluster, TurnState
 
 HALLUCINATED_TIP = "not among the sources given to the model"
@@ -241,9 +242,14 @@ def _status_line(turn: AnswerTurn, colours: Colours) -> str:
             f'<p style="color:{colours.bad};"><b>The answer failed{kind}:</b> '
             f"{plain(turn.error)}</p>"
         )
-    if turn.verdicts:
-        return f'<p style="color:{colours.muted}; font-size:small;">{esc(LEGEND)}</p>'
-    return ""
+    legend = f'<p style="color:{colours.muted}; font-size:small;">{esc(LEGEND)}</p>' if turn.verdicts else ""
+    return legend + _timing_line(turn, colours)
+
+
+def _timing_line(turn: AnswerTurn, colours: Colours) -> str:
+    """A finished answer's details: where the seconds before its first word went."""
+    line = first_word_line(turn.stats) if turn.state is TurnState.FINISHED else ""
+    return f'<p style="color:{colours.muted}; font-size:small;">{esc(line)}</p>' if line else ""
 
 
 def _answer_body(turn: AnswerTurn, number: int, colours: Colours) -> str:

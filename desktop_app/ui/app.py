@@ -154,6 +154,7 @@ async def _run(args: argparse.Namespace, holder: list[object]) -> int:
     if notice:
         window.show_status(notice)
         window.report(notice, known=True)
+    window.watch_answer_model()
     if args.model is None:
         window.setup.check()  # a missing model shows the first-run panel
     code = 0

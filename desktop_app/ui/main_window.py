@@ -217,6 +217,7 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         old, self.kb = self.kb, make()
         await old.close()
         self.show_status("Settings applied.")
+        self.watch_answer_model()
 
     async def rebuild_knowledge_base(self) -> bool:
         """Swap in a facade built from the saved settings (``kb_factory``); False when
@@ -252,6 +253,23 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         return dialogs.show_about(self)
 
     # ------------------------------------------------------------------ messages
+
+    def watch_answer_model(self) -> None:
+        """Say in the status bar when the answer model is loaded and its prompt head read
+        (the facade starts both when the window opens), so the first question is quick."""
+        kb = self.kb
+        self.show_status("Loading the answer model…")
+
+        async def wait() -> None:
+            try:
+                cached = await kb.answer_model_ready()
+            except Exception:  # reported when the first question is asked
+                logger.exception("the answer model did not get ready")
+                return
+            if kb is self.kb and self.status_label.text() == "Loading the answer model…":
+                self.show_status("Answer model ready." if cached else "")
+
+        self.tasks.spawn(wait(), "answer-model-ready")
 
     def show_status(self, text: str) -> None:
         self.status_label.setText(text)

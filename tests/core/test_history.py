@@ -162,12 +162,13 @@ def test_the_answer_says_what_the_glossary_added_to_the_search(lib: Library) -> 
 
 
 def test_the_record_keeps_the_models_stats_and_what_it_read(lib: Library) -> None:
-    from desktop_app.core.models.speed import GenerationStats
+    from desktop_app.core.types import GenerationStats
 
     class Measured(FakeGenerator):
         def stream(self, messages: Any, **kwargs: Any) -> Any:
             self.last_stats = GenerationStats(prompt_tokens=420, completion_tokens=12, seconds_to_first_token=2.5,
-                                              seconds=3.6, cached_tokens=300, drafted=8, accepted=6)
+                                              seconds=3.6, cached_tokens=300, drafted=8, accepted=6,
+                                              prefill_tokens=120, prefill_s=2.25, first_decode_s=0.2)
             return super().stream(messages, **kwargs)
 
     events: list[Any] = []
@@ -179,6 +180,11 @@ def test_the_record_keeps_the_models_stats_and_what_it_read(lib: Library) -> Non
     finished = next(e for e in events if isinstance(e, AnswerFinished))
     assert finished.stats["prompt_tokens"] == 420 and finished.stats["cached_tokens"] == 300
     assert finished.stats["draft_accept_rate"] == 0.75 and finished.stats["first_token_s"] == 2.5
+    # Where the seconds before the first word went: every step, the model's reading among them.
+    first = finished.stats["first_word"]
+    assert first["prefill_s"] == 2.25 and first["prefill_tokens"] == 120 and first["first_decode_s"] == 0.2
+    assert first["search_s"] > 0 and first["pack_token_counts"] > 0
+    assert 0 < first["first_token_s"] <= first["first_word_s"]
     started = next(e for e in events if isinstance(e, AnswerStarted))
     assert started.prompt_tokens > 0 and all(s.read for s in started.sources)
     record = lib.record(finished.answer_id)

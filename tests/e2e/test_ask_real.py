@@ -184,8 +184,15 @@ def test_sources_come_first_as_evidence_and_the_answer_carries_its_stats(
     stats = next(e for e in events if e["event"] == "answer_finished")["stats"]
     assert stats["prompt_tokens"] > stats["cached_tokens"] >= 0 and stats["first_token_s"] > 0
     assert stats["tokens_per_s"] > 0 and 0.0 <= stats["draft_accept_rate"] <= 1.0
+    # The prompt's reading and where the seconds before the first word went.
+    first = stats["first_word"]
+    assert stats["prefill_tokens"] > 0 and stats["prefill_s"] > 0 and first["prefill_s"] == stats["prefill_s"]
+    assert first["model_start_s"] > 0 and first["model_load_ms"] > 0  # a fresh command loads the model
+    assert 0 < first["first_token_s"] <= first["first_word_s"] and first["pack_token_counts"] > 0
     done = folio(["ask", "Who launched the PDF.js project?", "--model", "small", "--max-tokens", "40",
                   "--stats"], env)
     assert done.returncode == 0, done.stderr
     line = next(x for x in done.stdout.splitlines() if x.strip().startswith("stats:"))
     assert "prompt" in line and "tokens/s" in line and "first token" in line
+    breakdown = next(x for x in done.stdout.splitlines() if x.strip().startswith("first word"))
+    assert "model start" in breakdown and "reading the prompt" in breakdown

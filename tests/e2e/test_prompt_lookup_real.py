@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.models.generate import LlamaGenerator
-from desktop_app.core.models.speed import GenerationStats, SpeedMeter
+from desktop_app.core.models.speed import SpeedMeter
 from desktop_app.core.models.worker import WorkerGenerator
+from desktop_app.core.types import GenerationStats
 
 pytestmark = pytest.mark.e2e
 

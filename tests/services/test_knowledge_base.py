@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -234,9 +235,16 @@ def test_warm_up_primes_the_answer_model_with_the_head_every_question_shares(fol
     collect(kb.index(folder))
     collect(kb.ask("How long does the tenant have to report damage?"))
     asked = gen.prompts[-1]
-    # The system prompt and the worked example are the same messages in both prompts.
-    assert gen.primed[:-1] == asked[:-1] and len(asked) >= 3
-    assert "30 days" in asked[-1]["content"] and "30 days" not in gen.primed[-1]["content"]
+    # One head per prompt language, English first; the system prompt and the worked example
+    # are the same messages in the English head and the English question's prompt.
+    english = gen.primes[0]
+    assert english[0]["content"].startswith("You are Folio")
+    deadline = time.monotonic() + 30
+    while {p[0]["content"][:6] for p in gen.primes} != {"You ar", "你是 Fol", "Du bis"}:
+        assert time.monotonic() < deadline, "the Chinese and German heads were not primed"
+        time.sleep(0.05)
+    assert english[:-1] == asked[:-1] and len(asked) >= 3
+    assert "30 days" in asked[-1]["content"] and "30 days" not in english[-1]["content"]
     close(kb)
 
 

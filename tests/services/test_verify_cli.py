@@ -121,6 +121,8 @@ class JudgeReplies:
 
     model_id = "fake-judge"
     context_tokens = 4096
+    scores_replies = False  # it answers in words: the judge reads its sampled reply
+    last_stats = None
 
     def __init__(self, reply: str) -> None:
         self.reply = reply
@@ -132,6 +134,9 @@ class JudgeReplies:
 
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)
+
+    def close(self) -> None:
+        pass
 
 
 def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> None:

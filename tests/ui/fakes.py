@@ -324,6 +324,9 @@ class FakeKnowledgeBase:
         self.deleted.append(answer_id)
         return self.saved.pop(answer_id, None) is not None
 
+    async def answer_model_ready(self) -> int:
+        return 0
+
     async def close(self) -> None:
         self.closed = True
 

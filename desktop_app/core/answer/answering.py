@@ -19,7 +19,7 @@ from desktop_app.core.answer.citations import CitationResolver, SourceMap, citat
 from desktop_app.core.answer.gate import Refusal
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
-from desktop_app.core.stages import AnswerLog, Generator, Retriever, Verifier
+from desktop_app.core.stages import AnswerLog, Generator, Retriever, VerdictStream, Verifier
 from desktop_app.core.text.lang import DEFAULT as DEFAULT_LANGUAGE
 from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.types import (
@@ -30,9 +30,12 @@ from desktop_app.core.types import (
     AnswerStarted,
     CitationStyle,
     ClaimVerdict,
+    FirstWordClock,
+    GenerationStats,
     JsonObject,
     NoBasis,
     Passage,
+    Retrieval,
     SourcePayload,
     Steering,
     TokenDelta,
@@ -47,12 +50,18 @@ def _model_abstains(generator: Generator, packed: prompts.PackedPrompt, settings
                     should_cancel: Callable[[], bool]) -> Refusal | None:
     """The refusal when the model would most likely say its sources do not hold the answer
     (gate.abstention); None when it would answer, or when it cannot say (a model server)."""
-    measure = getattr(generator, "reply_logprob", None)
-    if measure is None or not settings.abstain:
+    if not generator.scores_replies or not settings.abstain:
         return None
-    probability = math.exp(measure(packed.messages, prompts.NO_ANSWER[packed.language], should_cancel))
+    probability = math.exp(generator.reply_logprob(packed.messages, prompts.NO_ANSWER[packed.language],
+                                                   should_cancel))
     logger.info("the model would decline with probability %.3f", probability)
     return gate.abstention(probability)
+
+
+def _sentences(verifier: Verifier, source_map: SourceMap) -> VerdictStream:
+    """The answer's sentences checked as they stream, against the sources the model read."""
+    return verifier.stream({label: read_only(p) for label, p in source_map.items()},
+                           {p.chunk_id: read_only(p) for _, p in source_map.items()})
 
 
 def answer(
@@ -66,11 +75,15 @@ def answer(
     should_cancel: Callable[[], bool],
     verifier: Verifier,
     scope: Sequence[str] = (),
+    clock: FirstWordClock | None = None,
 ) -> str:
     """Stream one answer's events into ``emit``; returns the answer id. ``verifier`` checks
     its sentences against the sources (core/verdicts). With ``scope`` (file and folder
     paths) the question is asked within those documents only: retrieval, the evidence gate
-    and the sources are limited to them, and the history records it."""
+    and the sources are limited to them, and the history records it. ``clock`` (started
+    when the question was asked) times each step before the first word; the finished
+    answer's ``stats["first_word"]`` carries it."""
+    clock = clock or FirstWordClock()
     answer_id = uuid.uuid4().hex
     scope = tuple(scope)
     style = settings.citation_style
@@ -78,13 +91,16 @@ def answer(
     if not question:
         emit(AnswerFailed(error="The question is empty.", known=True))
         return answer_id
-    retrieval = retriever.search(question, settings.sources_per_answer, scope=scope,
-                                 language=settings.prompt_language)
+    with clock.timing("search_s"):
+        retrieval = retriever.search(question, settings.sources_per_answer, scope=scope,
+                                     language=settings.prompt_language)
+    _split_search(clock, retrieval)
     # The one language of this question (the setting, else what it is written in): the gate,
     # the prompt and the refusal all read it.
     language = retrieval.language or DEFAULT_LANGUAGE
     also_searched = retrieval.expansion  # what the glossary added (retrieve.py)
-    refused = gate.refusal(retrieval)
+    with clock.timing("gate_s"):
+        refused = gate.refusal(retrieval)
     if refused is not None:
         if scope:
             refused = refused.within(scope_words(scope))
@@ -92,32 +108,38 @@ def answer(
                   retrieval.passages if refused.show_passages else ())
         return answer_id
     try:
-        generator = generator_factory()
+        with clock.timing("model_start_s"):
+            generator = generator_factory()
     except KnownError as exc:
         emit(AnswerFailed(error=str(exc), known=True))
         return answer_id
     # Evidence, not chunks: each passage cut to the sentences that bear on the question.
-    passages = evidence.select(question, retrieval.passages, budget_tokens=settings.evidence_tokens)
-    full_map = SourceMap.build(passages, style)
-    packed = prompts.build_prompt(
-        question,
-        [(label, full_map.marker(label), passage) for label, passage in full_map.items()],
-        count_tokens=generator.count_tokens,
-        context_tokens=generator.context_tokens,
-        answer_tokens=settings.max_tokens,
-        language=language,
-    )
+    with clock.timing("evidence_s"):
+        passages = evidence.select(question, retrieval.passages, budget_tokens=settings.evidence_tokens)
+        full_map = SourceMap.build(passages, style)
+    counted = _CountedTokens(generator.count_tokens)
+    with clock.timing("pack_s"):
+        packed = prompts.build_prompt(
+            question,
+            [(label, full_map.marker(label), passage) for label, passage in full_map.items()],
+            count_tokens=counted,
+            context_tokens=generator.context_tokens,
+            answer_tokens=settings.max_tokens,
+            language=language,
+        )
+    clock.counts["pack_token_counts"] = counted.calls
     # Only what reached the prompt was "given to the model".
     source_map = SourceMap(full_map.style, tuple(e for e in full_map.entries if e[0] in packed.labels))
     grammar = citation_grammar(source_map.labels()) if settings.use_grammar else None
     # The sources go on screen now, before the model reads them, with how long it will take.
     payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)
-    reading, estimate = _estimate(generator, packed.messages[-1]["content"])
+    reading, estimate = packed.request_tokens, generator.estimate_s(packed.request_tokens)
     emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
                        also_searched=also_searched, scope=scope, prompt_tokens=reading,
                        estimate_s=estimate))
     try:
-        doubt = _model_abstains(generator, packed, settings, should_cancel)
+        with clock.timing("probe_s"):
+            doubt = _model_abstains(generator, packed, settings, should_cancel)
     except Cancelled:
         emit(AnswerCancelled())
         return answer_id
@@ -136,27 +158,33 @@ def answer(
     try:
         # A Chinese sentence does not end without its marker, and the number inside a marker
         # is weighed by what each source holds of its sentence and its place (core/models/steer.py).
-        steering = Steering(
-            refusal=prompts.NO_ANSWER[packed.language], mark_sentences=packed.language == "zh",
-            sources=tuple((label, evidence.evidence_text(p)) for label, p in source_map.items())
-            if source_map.style is CitationStyle.LABEL else (),
-        )
+        with clock.timing("steering_s"):
+            steering = Steering(
+                refusal=prompts.NO_ANSWER[packed.language], mark_sentences=packed.language == "zh",
+                sources=tuple((label, evidence.evidence_text(p)) for label, p in source_map.items())
+                if source_map.style is CitationStyle.LABEL else (),
+            )
         stream = generator.stream(
             packed.messages, max_tokens=settings.max_tokens, temperature=settings.temperature,
             grammar=grammar, should_cancel=should_cancel, steering=steering,
         )
+        clock.mark("first_token_s")  # stream() returns once the model has sampled its first token
     except KnownError as exc:
         emit(AnswerFailed(error=str(exc), known=True))
         return answer_id
     resolver = CitationResolver(source_map)
-    sentences = verifier.stream({label: read_only(p) for label, p in source_map.items()},
-                                {p.chunk_id: read_only(p) for _, p in source_map.items()})
+    # Built after the first word is out: nothing a reader waits for.
+    sentences: VerdictStream | None = None
     claims: list[ClaimVerdict] = []
     seen = Counter[str]()
     loop_end: int | None = None  # where the answer is cut when the model loops
     try:
         for delta in stream:
             emit(TokenDelta(delta))
+            if "first_word_s" not in clock.marks and any(ch.isalnum() for ch in delta):
+                clock.mark("first_word_s")
+            if sentences is None:
+                sentences = _sentences(verifier, source_map)
             for event in resolver.feed(delta):
                 emit(event)
             for claim in sentences.feed(resolver.tracker.text, resolver.spans):
@@ -166,9 +194,7 @@ def answer(
                     loop_end = claim.sentence_span[1]
             if loop_end is not None:  # the model writes one sentence over and over: stop it there
                 logger.info("answer %s: the model repeated a sentence %d times; stopped", answer_id, MAX_REPEATS)
-                close = getattr(stream, "close", None)
-                if close is not None:
-                    close()
+                stream.close()
                 break
     except Cancelled:
         emit(AnswerCancelled())
@@ -192,9 +218,9 @@ def answer(
     if loop_end is not None and all(end <= loop_end for spans in resolver.spans.values() for _, end in spans):
         text = written[:loop_end]  # without the start of the next repeat, when it holds no marker
     finished = resolver.finished(text, answer_id=answer_id)
-    stats = getattr(generator, "last_stats", None)
-    if stats is not None and hasattr(stats, "to_json"):
-        finished = dataclasses.replace(finished, stats=stats.to_json())
+    finished = dataclasses.replace(finished, stats=_stats(generator.last_stats, clock))
+    if sentences is None:
+        sentences = _sentences(verifier, source_map)
     for claim in sentences.finish(written, finished.citations):
         if claim.sentence_span[0] >= len(text):
             continue  # the start of a repeat cut off above
@@ -225,15 +251,39 @@ def _repeated(seen: Counter[str], text: str, claim: ClaimVerdict) -> bool:
     return seen[key] >= MAX_REPEATS
 
 
-def _estimate(generator: Generator, request: str) -> tuple[int, float]:
-    """The tokens of the request turn (the head is cached: prime_answer_model) and the
-    seconds the answer should take at the generator's measured speed (0: no measure)."""
-    speed = getattr(generator, "speed", None)
-    try:
-        reading = generator.count_tokens(request)
-    except KnownError:
-        return 0, 0.0
-    return reading, (float(speed.estimate(reading)) if speed is not None else 0.0)
+class _CountedTokens:
+    """The generator's token count, counting its calls (stats: pack_token_counts)."""
+
+    def __init__(self, count: Callable[[str], int]) -> None:
+        self._count = count
+        self.calls = 0
+
+    def __call__(self, text: str) -> int:
+        self.calls += 1
+        return self._count(text)
+
+
+def _split_search(clock: FirstWordClock, retrieval: Retrieval) -> None:
+    """Split the search's seconds into the question's embedding (on the search's own thread,
+    beside BM25), the anchors (names and numbers, counted with the gate) and the rest."""
+    embed = retrieval.timings.get("embed_s", 0.0)
+    anchors = retrieval.timings.get("anchors_s", 0.0)
+    clock.add("embed_s", embed)
+    clock.add("gate_s", anchors)
+    clock.steps["search_s"] = max(0.0, clock.steps.get("search_s", 0.0) - anchors - embed)
+
+
+def _stats(figures: GenerationStats | None, clock: FirstWordClock) -> JsonObject:
+    """What ``AnswerFinished.stats`` carries: the model's figures and the first word's steps."""
+    if figures is None:
+        return {}
+    clock.add("steering_s", figures.setup_s)
+    clock.add("prefill_s", figures.prefill_s)
+    clock.counts["prefill_tokens"] = figures.prefill_tokens
+    clock.add("first_decode_s", figures.first_decode_s)
+    if "first_token_s" in clock.marks and "first_word_s" in clock.marks:
+        clock.add("to_visible_word_s", clock.marks["first_word_s"] - clock.marks["first_token_s"])
+    return {**figures.to_json(), "first_word": clock.to_json()}
 
 
 def read_only(passage: Passage) -> str:

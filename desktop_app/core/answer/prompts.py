@@ -68,6 +68,7 @@ class PackedPrompt:
     messages: list[dict[str, str]]
     labels: list[str]  # the labels of the sources that made it into the prompt, in order
     language: str
+    request_tokens: int = 0  # the tokens of the request turn (the last message), counted while packing
 
 
 @dataclass(frozen=True)
@@ -247,24 +248,33 @@ def build_prompt(
     chosen = list(sources if max_sources is None else sources[:max_sources])
     blocks: list[str] = []
     labels: list[str] = []
+    request_tokens = -1  # the count of render(blocks) when the last block was added
     for label, marker, passage in chosen:
         block = format_source(marker, passage, question, passage_chars, count_tokens=count_tokens,
                               max_tokens=passage_tokens)
-        if count_tokens(render(blocks + [block])) > budget:
+        tokens = count_tokens(render(blocks + [block]))
+        if tokens > budget:
             if not blocks:
                 # Not even the best source fits whole: cut it to what fits.
                 chars = len(passage.text)
                 while chars > 120 and count_tokens(render([block])) > budget:
                     chars = int(min(chars, passage_chars) * 0.8)
                     block = format_source(marker, passage, question, chars)
-                if count_tokens(render([block])) <= budget:
+                request_tokens = count_tokens(render([block]))
+                if request_tokens <= budget:
                     blocks.append(block)
                     labels.append(label)
+                else:
+                    request_tokens = -1
             break
         blocks.append(block)
         labels.append(label)
+        request_tokens = tokens
     if len(labels) < len(chosen):
         logger.info("prompt holds %d of %d sources (window %d tokens)", len(labels), len(chosen),
                     context_tokens)
-    messages = [*head, {"role": "user", "content": render(blocks)}]
-    return PackedPrompt(messages=messages, labels=labels, language=lang)
+    request = render(blocks)
+    if request_tokens < 0:
+        request_tokens = count_tokens(request)
+    messages = [*head, {"role": "user", "content": request}]
+    return PackedPrompt(messages=messages, labels=labels, language=lang, request_tokens=request_tokens)

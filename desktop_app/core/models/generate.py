@@ -20,16 +20,17 @@ import logging
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.models import steer
-from desktop_app.core.models.speed import GenerationStats, SpeedMeter
+from desktop_app.core.models.speed import SpeedMeter
 from desktop_app.core.models.steer import SentenceMarkers, SourceChoice, TokenTable
-from desktop_app.core.stages import Message
-from desktop_app.core.types import Steering
+from desktop_app.core.stages import Deltas, Message
+from desktop_app.core.types import GenerationStats, Steering
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +115,17 @@ class _CountingLookup:
 # model. Steps of 64 made its prompt 6% slower than llama.cpp's own 512 (19.3 vs 18.2 s for
 # 900 tokens); 128 cost nothing measurable (18.2 s).
 PREFILL_STEP = 128
+# Prompt heads (system prompt and worked examples, one per language) whose KV cache is kept
+# after priming, to be restored for a question in that language: ~9 MB each for the 1.5B model.
+MAX_HEADS = 4
+
+
+def default_batch_threads(threads: int) -> int:
+    """Threads that read a prompt (llama.cpp's n_threads_batch): as many as decode. A
+    second thread reads faster only with a core to itself: on this 2-core machine shared
+    with other work, reading 737 tokens took 376 s with 2 threads against 173 s with 1
+    (``bench/first_word.py threads``, alternating), as DESIGN.md found for decoding."""
+    return threads
 
 
 def render_chat_template(template: str, messages: Sequence[Message], bos: str, eos: str) -> str:
@@ -137,7 +149,7 @@ def render_chat_template(template: str, messages: Sequence[Message], bos: str, e
         raise KnownError(f"The model's chat template failed: {exc}.", "Use another GGUF file.") from exc
 
 
-def _cancelled() -> Iterator[str]:
+def _cancelled() -> Deltas:
     raise Cancelled()
     yield ""  # pragma: no cover - makes this a generator: Cancelled comes from iterating
 
@@ -163,9 +175,55 @@ def _captured_stderr() -> Iterator[Callable[[], list[str]]]:
             lines.extend(sink.read(8192).decode("utf-8", errors="replace").splitlines())
 
 
+class Vocabulary:
+    """A GGUF's tokenizer without its weights (llama.cpp's ``vocab_only``): counts tokens
+    exactly as the model reads them, in the caller's process, in microseconds. The worker's
+    caller loads it once the worker has loaded the same file (a file that crashes llama.cpp
+    then crashes the worker, not the window)."""
+
+    def __init__(self, model_path: Path | str) -> None:
+        import llama_cpp
+        from llama_cpp._internals import LlamaModel
+
+        params = llama_cpp.llama_model_default_params()
+        params.vocab_only = True
+        try:
+            self._model = LlamaModel(path_model=str(model_path), params=params, verbose=False)
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise KnownError(f"The answer model's vocabulary could not be read ({exc}).",
+                             "Reinstall it (`folio models install`) or pick another GGUF file.") from exc
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._model.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def close(self) -> None:
+        self._model.close()
+
+
+class _Abort:
+    """llama.cpp's abort callback, armed only while the prompt is read: during decoding
+    the flag is checked between tokens instead (a Python call per graph node would cost
+    ~3% of decode speed)."""
+
+    def __init__(self, llm: Any, flag: Callable[[], bool]) -> None:
+        import llama_cpp
+
+        self._ctx = getattr(getattr(llm, "_ctx", None), "ctx", None)
+        self._set = getattr(llama_cpp, "llama_set_abort_callback", None)
+        self._callback = llama_cpp.ggml_abort_callback(lambda _data: bool(flag())) if self._set else None
+        self._none = llama_cpp.ggml_abort_callback() if self._set else None  # a NULL function pointer
+
+    def arm(self, on: bool) -> None:
+        if self._set is None or self._ctx is None:
+            return
+        self._set(self._ctx, self._callback if on else self._none, None)
+
+
 class LlamaGenerator:
+    scores_replies = True  # reply_logprob reads the model's own logits
+
     def __init__(self, model_path: Path | str, *, context_tokens: int = 4096, threads: int | None = None,
-                 seed: int = 42, prompt_lookup: int = 0) -> None:
+                 seed: int = 42, prompt_lookup: int = 0, batch_threads: int | None = None) -> None:
         path = Path(model_path)
         if not path.is_file():
             raise KnownError(f"The answer model {path} does not exist.",
@@ -185,13 +243,14 @@ class LlamaGenerator:
             raise KnownError("llama-cpp-python is not installed.", "Run `make run` to set Folio up.") from exc
         self.path = path
         self.threads = threads or max(1, (os.cpu_count() or 2) - 1)
+        self.batch_threads = batch_threads or default_batch_threads(self.threads)
         # prompt_lookup > 0: draft that many tokens a step by prompt lookup (LOOKUP_TOKENS).
         self._draft = _CountingLookup(prompt_lookup) if prompt_lookup > 0 else None
         self.speed = SpeedMeter()
         try:
             self._llm = Llama(
                 model_path=str(path), n_ctx=context_tokens, n_threads=self.threads,
-                n_threads_batch=self.threads, seed=seed, verbose=False, draft_model=self._draft,
+                n_threads_batch=self.batch_threads, seed=seed, verbose=False, draft_model=self._draft,
                 # A draft's tokens are checked from their logits: one row per context position
                 # (allocated lazily; only the rows of the answer are written, see _prefill).
                 logits_all=self._draft is not None,
@@ -216,9 +275,30 @@ class LlamaGenerator:
         self._tokens_table: TokenTable | None = None  # read while priming, else on the first steered answer
         self.last_steer: SentenceMarkers | None = None
         self.last_choice: SourceChoice | None = None
-        # Set by the worker process (llm_worker.py): arms llama.cpp's abort callback while
-        # the prompt is read, so a cancel stops a prefill step midway.
+        # Read for the prompt being answered (a probe's reading and the stream's): tokens, seconds.
+        self._read_tokens = 0
+        self._read_s = 0.0
+        self._heads: dict[tuple[int, ...], Any] = {}  # primed heads' KV cache (llama_cpp.LlamaState)
+        # Arms llama.cpp's abort callback while the prompt is read, so that a cancel stops a
+        # prefill step midway (abort_reading_when).
         self.abort_hook: Callable[[bool], None] | None = None
+
+    def abort_reading_when(self, flag: Callable[[], bool]) -> None:
+        """Let llama.cpp stop reading a prompt midway (between graph nodes) once ``flag()``
+        is true (the worker's shared cancel flag)."""
+        self.abort_hook = _Abort(self._llm, flag).arm
+
+    @property
+    def chat_template(self) -> str:
+        return str(self._template)
+
+    @property
+    def bos_text(self) -> str:
+        return self._bos
+
+    @property
+    def eos_text(self) -> str:
+        return self._eos
 
     def _token_text(self, token: int) -> str:
         if token < 0:
@@ -232,6 +312,16 @@ class LlamaGenerator:
     def count_tokens(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
+    def estimate_s(self, prompt_tokens: int) -> float:
+        return self.speed.estimate(prompt_tokens)
+
+    def close(self) -> None:
+        """Free the model's memory now (the instance is unusable afterwards)."""
+        self._heads.clear()
+        close = getattr(self._llm, "close", None)  # llama-cpp-python >= 0.2.80
+        if close is not None:
+            close()
+
     def render(self, messages: Sequence[Message]) -> str:
         return render_chat_template(self._template, messages, self._bos, self._eos)
 
@@ -244,12 +334,13 @@ class LlamaGenerator:
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
         steering: Steering | None = None,
-    ) -> Iterator[str]:
+    ) -> Deltas:
         """Yield text deltas. Raises KnownError before the first delta if the model fails.
         With ``steering`` a Chinese sentence does not end without a marker and the number in
         a marker is weighed by the sources' support and order (steer.py)."""
         import time
 
+        begun = time.perf_counter()
         prompt = self.render(messages)
         tokens = self.prompt_tokens(prompt)
         prompt_tokens = len(tokens)
@@ -273,11 +364,16 @@ class LlamaGenerator:
             if active:
                 kwargs["logits_processor"] = LogitsProcessorList(active)
         started = time.perf_counter()
+        setup_s = started - begun
         if self._draft is not None:
             self._draft.reset()
-        if not self._prefill(tokens, should_cancel):
+        read = self._prefill(tokens, should_cancel)
+        read_at = time.perf_counter()
+        if not read:
             self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started,
-                                              self._cached)
+                                              self._cached, prefill_tokens=self._read_tokens,
+                                              prefill_s=self._read_s, setup_s=setup_s)
+            self._read_tokens, self._read_s = 0, 0.0
             return _cancelled()
         chunks = self._llm.create_completion(
             tokens, max_tokens=min(max_tokens, room), temperature=temperature, top_p=TOP_P,
@@ -292,17 +388,52 @@ class LlamaGenerator:
         except (RuntimeError, ValueError) as exc:
             raise KnownError(f"The model failed to generate ({exc}).", "Try the small model or another GGUF.") from exc
         first_at = time.perf_counter()
-        return self._drain(first, iterator, should_cancel, prompt_tokens, started, first_at)
+        return self._drain(first, iterator, should_cancel, prompt_tokens, started, first_at,
+                           (setup_s, first_at - read_at))
 
     def prime(self, messages: Sequence[Message], should_cancel: Callable[[], bool] = lambda: False) -> int:
         """Read ``messages`` into the KV cache ahead of a question, so that the part a
         later prompt shares with them (the system prompt and the worked example) is not
         read again. Returns how many prompt tokens are now cached. Also reads the
-        vocabulary table the steering needs (0.3 s), off the first answer's path."""
-        if not self._prefill(self.prompt_tokens(self.render(messages)), should_cancel):
+        vocabulary table the steering needs (0.3 s), off the first answer's path.
+
+        The head's KV cache is kept (up to MAX_HEADS of them, one per prompt language), so
+        a question whose prompt starts with any primed head reads only what follows it."""
+        tokens = self.prompt_tokens(self.render(messages))
+        read = self._prefill(tokens, should_cancel)  # all but the last token, as a question's prompt
+        self._read_tokens, self._read_s = 0, 0.0
+        if not read:
             return 0
+        head = tuple(tokens[:-1])  # what the cache now holds
+        if head not in self._heads and len(self._heads) < MAX_HEADS:
+            try:
+                self._heads[head] = self._llm.save_state()
+            except (RuntimeError, AttributeError) as exc:  # the head stays cached until the next prompt
+                logger.info("could not keep the primed head's cache: %s", exc)
         self._steering_table()
         return int(self._llm.n_tokens)
+
+    def _restore_head(self, tokens: Sequence[int], keep: int) -> int:
+        """Load the kept head that shares the most leading tokens with ``tokens`` when that
+        is more than the ``keep`` the cache already shares; returns the tokens now shared."""
+        best, shared = None, keep
+        for head in self._heads:
+            common = 0
+            for old, new in zip(head, tokens, strict=False):
+                if old != new:
+                    break
+                common += 1
+            if common > shared:
+                best, shared = head, common
+        if best is None:
+            return keep
+        try:
+            self._llm.load_state(self._heads[best])
+        except RuntimeError as exc:
+            logger.warning("could not restore a primed head: %s", exc)
+            self._heads.pop(best, None)
+            return 0
+        return shared
 
     def _steering_table(self) -> TokenTable:
         if self._tokens_table is None:
@@ -334,8 +465,10 @@ class LlamaGenerator:
             if old != new:
                 break
             keep += 1
+        keep = self._restore_head(tokens[:-1], keep)
         llm.n_tokens = keep  # eval() drops the KV cache beyond this point
         self._cached = keep
+        begun = time.perf_counter()
         if self.abort_hook is not None:
             self.abort_hook(True)
         # With a draft model llama-cpp-python asks logits of every token (to check a draft's
@@ -359,6 +492,8 @@ class LlamaGenerator:
             llm._logits_all = logits_all
             if self.abort_hook is not None:
                 self.abort_hook(False)
+            self._read_tokens += max(0, int(llm.n_tokens) - keep)
+            self._read_s += time.perf_counter() - begun
         return not should_cancel()
 
     def reply_logprob(self, messages: Sequence[Message], reply: str,
@@ -411,9 +546,8 @@ class LlamaGenerator:
         llama_cpp.llama_sampler_free(sampler)
 
     def _drain(self, first: Any, iterator: Iterator[Any], should_cancel: Callable[[], bool],
-               prompt_tokens: int, started: float, first_at: float) -> Iterator[str]:
-        import time
-
+               prompt_tokens: int, started: float, first_at: float,
+               setup: tuple[float, float]) -> Deltas:
         produced = 0
         try:
             if first is not None:
@@ -434,5 +568,8 @@ class LlamaGenerator:
             draft = self._draft
             self.last_stats = GenerationStats(prompt_tokens, produced, first_at - started,
                                               time.perf_counter() - started, self._cached,
-                                              draft.drafted if draft else 0, draft.accepted if draft else 0)
+                                              draft.drafted if draft else 0, draft.accepted if draft else 0,
+                                              prefill_tokens=self._read_tokens, prefill_s=self._read_s,
+                                              setup_s=setup[0], first_decode_s=setup[1])
+            self._read_tokens, self._read_s = 0, 0.0
             self.speed.add(self.last_stats)

@@ -31,7 +31,7 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,9 +50,8 @@ from desktop_app.core.models.server_http import (
     status_error,
     transport_error,
 )
-from desktop_app.core.models.speed import GenerationStats
-from desktop_app.core.stages import Message
-from desktop_app.core.types import Steering
+from desktop_app.core.stages import Deltas, Message
+from desktop_app.core.types import GenerationStats, Steering
 
 if TYPE_CHECKING:
     import httpx
@@ -163,7 +162,11 @@ def _read_whole(response: Any, put: Callable[[tuple[str, Any]], None]) -> None:
     put(("done", choice.get("finish_reason") or "stop"))
 
 
-def _cancelled() -> Iterator[str]:
+def _empty() -> Deltas:
+    yield from ()
+
+
+def _cancelled() -> Deltas:
     raise Cancelled()
     yield ""  # pragma: no cover - makes this a generator: Cancelled comes from iterating
 
@@ -176,6 +179,8 @@ class ServerGenerator:
     counts tokens and, where it says, its context window. Call it from one thread at a
     time (the facade's ``folio-llm`` thread).
     """
+
+    scores_replies = False  # an OpenAI-compatible server does not expose the logits
 
     def __init__(self, url: str, model: str = "", *, api_key: str = "", context_tokens: int = 4096,
                  seed: int = 42, retries: int = RETRIES, backoff_s: float = BACKOFF_S,
@@ -255,6 +260,14 @@ class ServerGenerator:
     def close(self) -> None:
         self._client.close()
 
+    def reply_logprob(self, messages: Sequence[Message], reply: str,
+                      should_cancel: Callable[[], bool] = lambda: False) -> float:
+        raise KnownError("A model server does not say how likely a reply is.",
+                         "Use a local answer model for this check.")
+
+    def estimate_s(self, prompt_tokens: int) -> float:
+        return 0.0  # a server's speed is its own
+
     def stream(
         self,
         messages: Sequence[Message],
@@ -264,7 +277,7 @@ class ServerGenerator:
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
         steering: Steering | None = None,
-    ) -> Iterator[str]:
+    ) -> Deltas:
         """Yield text deltas. Raises KnownError before the first delta if the server cannot
         answer, and mid-answer if it stops. ``steering`` needs the model's logits, which an
         OpenAI-compatible server does not expose: it is ignored."""
@@ -298,7 +311,7 @@ class ServerGenerator:
                 return _cancelled()
             if kind == "done":  # an empty answer
                 self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started)
-                return iter(())
+                return _empty()
             if kind == "status" and value[0] in (400, 422) and sent_llama:
                 logger.warning("the model server refused llama.cpp's fields (%d); asking without them:"
                                " no citation grammar", value[0])
@@ -346,7 +359,7 @@ class ServerGenerator:
             return kind, value
 
     def _drain(self, exchange: _Exchange, first: str, should_cancel: Callable[[], bool], prompt_tokens: int,
-               started: float, usage: dict[str, Any]) -> Iterator[str]:
+               started: float, usage: dict[str, Any]) -> Deltas:
         first_at = time.perf_counter()
         deltas = 1
         try:

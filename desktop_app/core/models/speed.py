@@ -1,51 +1,11 @@
 """How fast the answer model reads and writes on this machine: one answer's figures
-(:class:`GenerationStats`) and a running measure over the answers (:class:`SpeedMeter`) for
+(:class:`~desktop_app.core.types.GenerationStats`) and a running measure over the answers (:class:`SpeedMeter`) for
 the "the model will take about N s" line. Qt-free, no llama.cpp.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-
-@dataclass(frozen=True)
-class GenerationStats:
-    prompt_tokens: int
-    completion_tokens: int  # streamed chunks: llama-cpp-python yields one per sampled token
-    seconds_to_first_token: float
-    seconds: float
-    cached_tokens: int = 0  # prompt tokens found in the KV cache (read for an earlier prompt)
-    drafted: int = 0  # tokens the prompt-lookup draft proposed (0: no draft)
-    accepted: int = 0  # ... and how many of them the model then wrote
-
-    @property
-    def tokens_per_second(self) -> float:
-        """Decode speed after the first token (the prompt's cost is in the time to first token)."""
-        decoding = self.seconds - self.seconds_to_first_token
-        return (self.completion_tokens - 1) / decoding if self.completion_tokens > 1 and decoding > 0 else 0.0
-
-    @property
-    def prompt_tokens_per_second(self) -> float:
-        """Prompt tokens read per second (those not already cached), up to the first token."""
-        read = self.prompt_tokens - self.cached_tokens
-        return read / self.seconds_to_first_token if read > 0 and self.seconds_to_first_token > 0 else 0.0
-
-    @property
-    def draft_accept_rate(self) -> float:
-        return self.accepted / self.drafted if self.drafted else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        """What ``AnswerFinished.stats`` carries."""
-        return {
-            "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
-            "completion_tokens": self.completion_tokens,
-            "first_token_s": round(self.seconds_to_first_token, 3), "seconds": round(self.seconds, 3),
-            "tokens_per_s": round(self.tokens_per_second, 2),
-            "prompt_tokens_per_s": round(self.prompt_tokens_per_second, 2),
-            "draft_accept_rate": round(self.draft_accept_rate, 3),
-        }
-
+from desktop_app.core.types import GenerationStats
 
 # Before this machine has answered once: the issue's figures for the 1.5B model on 2 cores.
 DEFAULT_PROMPT_TOKENS_PER_S = 50.0

@@ -6,8 +6,9 @@ take the window and the conversation down. :class:`WorkerGenerator` is the calle
 stand-in for a :class:`~desktop_app.core.models.generate.LlamaGenerator` that lives in a
 ``spawn`` worker process (the KV cache and the primed prompt head live there too).
 
-The worker answers one request at a time over a duplex pipe; a streamed answer comes
-back as one message per text delta. Cancellation is a shared flag: the worker checks it
+The worker answers one request at a time over a duplex pipe, in typed messages (the
+dataclasses below); a streamed answer comes back as one message per text delta. Tokens
+are counted on the caller's side, with the model's vocabulary loaded without its weights. Cancellation is a shared flag: the worker checks it
 between decoded tokens, and during the prompt llama.cpp's abort callback checks it
 between graph nodes, so Stop takes effect within a fraction of a second even in the
 middle of a 128-token prefill step. When the worker dies, the call in progress raises
@@ -25,16 +26,17 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models.generate import render_chat_template
-from desktop_app.core.models.speed import GenerationStats, SpeedMeter
-from desktop_app.core.stages import Message
-from desktop_app.core.types import Steering
+from desktop_app.core.models.generate import Vocabulary, render_chat_template
+from desktop_app.core.models.speed import SpeedMeter
+from desktop_app.core.stages import Deltas, Message
+from desktop_app.core.types import GenerationStats, Steering
 
 logger = logging.getLogger(__name__)
 
@@ -73,30 +75,100 @@ def death_reason(exitcode: int | None) -> tuple[str, str]:
             "Ask again; if it recurs, pick another GGUF file.")
 
 
+# ---------------------------------------------------------------------------- the messages
+# Requests go to the worker one at a time; it answers each with Ok, Failed or Stopped, and a
+# Stream request with Streaming, then Delta after Delta, then Done (or Failed, Stopped).
+
+
+@dataclass(frozen=True)
+class Count:
+    text: str
+
+
+@dataclass(frozen=True)
+class PromptTokens:
+    prompt: str
+
+
+@dataclass(frozen=True)
+class CheckGrammar:
+    grammar: str
+
+
+@dataclass(frozen=True)
+class Prime:
+    messages: list[Message]
+
+
+@dataclass(frozen=True)
+class ReplyLogprob:
+    messages: list[Message]
+    reply: str
+
+
+@dataclass(frozen=True)
+class Stream:
+    messages: list[Message]
+    max_tokens: int
+    temperature: float
+    grammar: str | None = None
+    steering: Steering | None = None
+
+
+Request = Count | PromptTokens | CheckGrammar | Prime | ReplyLogprob | Stream
+
+
+@dataclass(frozen=True)
+class Ready:
+    model_id: str
+    context_tokens: int
+    threads: int
+    batch_threads: int
+    chat_template: str
+    bos: str
+    eos: str
+
+
+@dataclass(frozen=True)
+class Ok:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Failed:
+    message: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class Stopped:  # the request was cancelled
+    stats: GenerationStats | None = None
+
+
+@dataclass(frozen=True)
+class Streaming:  # the first token is out
+    pass
+
+
+@dataclass(frozen=True)
+class Delta:
+    text: str
+
+
+@dataclass(frozen=True)
+class Done:
+    stats: GenerationStats | None
+
+
+Reply = Ready | Ok | Failed | Stopped | Streaming | Delta | Done
+
+
 # ---------------------------------------------------------------------------- the worker
 
 
-class _Abort:
-    """llama.cpp's abort callback, armed only while the prompt is read: during decoding
-    the flag is checked between tokens instead (a Python call per graph node would cost
-    ~3% of decode speed)."""
-
-    def __init__(self, llm: Any, flag: Any) -> None:
-        import llama_cpp
-
-        self._ctx = getattr(getattr(llm, "_ctx", None), "ctx", None)
-        self._set = getattr(llama_cpp, "llama_set_abort_callback", None)
-        self._callback = llama_cpp.ggml_abort_callback(lambda _data: bool(flag.value)) if self._set else None
-        self._none = llama_cpp.ggml_abort_callback() if self._set else None  # a NULL function pointer
-
-    def arm(self, on: bool) -> None:
-        if self._set is None or self._ctx is None:
-            return
-        self._set(self._ctx, self._callback if on else self._none, None)
-
-
 def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: int,
-                 threads: int | None, seed: int, prompt_lookup: int = 0) -> None:
+                 threads: int | None, seed: int, prompt_lookup: int = 0,
+                 batch_threads: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
     from desktop_app.core.models.generate import LlamaGenerator
 
@@ -108,103 +180,109 @@ def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: i
 
     try:
         generator = LlamaGenerator(path, context_tokens=context_tokens, threads=threads, seed=seed,
-                                   prompt_lookup=prompt_lookup)
+                                   prompt_lookup=prompt_lookup, batch_threads=batch_threads)
     except KnownError as exc:
-        connection.send(("error", exc.message, exc.hint))
+        connection.send(Failed(exc.message, exc.hint))
         return
-    abort = _Abort(generator._llm, flag)
-    generator.abort_hook = abort.arm
-    connection.send(("ready", {
-        "model_id": generator.model_id, "context_tokens": generator.context_tokens,
-        "threads": generator.threads, "template": generator._template,
-        "bos": generator._bos, "eos": generator._eos,
-    }))
     cancelled: Callable[[], bool] = lambda: bool(flag.value)  # noqa: E731
+    generator.abort_reading_when(cancelled)
+    connection.send(Ready(generator.model_id, generator.context_tokens, generator.threads,
+                          generator.batch_threads, generator.chat_template, generator.bos_text,
+                          generator.eos_text))
     while True:
         try:
-            request = connection.recv()
+            request: Request | None = connection.recv()
         except (EOFError, OSError):
             return
         if request is None:
             return
-        kind, args = request
         try:
-            if kind == "count":
-                connection.send(("ok", generator.count_tokens(args)))
-            elif kind == "prompt_tokens":
-                connection.send(("ok", generator.prompt_tokens(args)))
-            elif kind == "grammar":
-                generator.check_grammar(args)
-                connection.send(("ok", None))
-            elif kind == "prime":
-                connection.send(("ok", generator.prime(args, cancelled)))
-            elif kind == "stream":
-                _serve_stream(connection, generator, args, cancelled)
-            elif kind == "reply_logprob":
-                connection.send(("ok", generator.reply_logprob(args[0], args[1], cancelled)))
-            else:  # pragma: no cover - a caller bug
-                connection.send(("error", f"unknown request {kind!r}", ""))
+            _serve(connection, generator, request, cancelled)
         except KnownError as exc:
-            connection.send(("error", exc.message, exc.hint))
+            connection.send(Failed(exc.message, exc.hint))
         except Cancelled:
-            connection.send(("cancelled", _stats(generator)))
+            connection.send(Stopped(generator.last_stats))
         except (BrokenPipeError, OSError):
             return
 
 
-def _stats(generator: Any) -> dict[str, Any] | None:
-    stats = generator.last_stats
-    return None if stats is None else stats.__dict__.copy()
+def _serve(connection: Connection, generator: Any, request: Request, cancelled: Callable[[], bool]) -> None:
+    match request:
+        case Count(text):
+            connection.send(Ok(generator.count_tokens(text)))
+        case PromptTokens(prompt):
+            connection.send(Ok(generator.prompt_tokens(prompt)))
+        case CheckGrammar(grammar):
+            generator.check_grammar(grammar)
+            connection.send(Ok(None))
+        case Prime(messages):
+            connection.send(Ok(generator.prime(messages, cancelled)))
+        case ReplyLogprob(messages, reply):
+            connection.send(Ok(generator.reply_logprob(messages, reply, cancelled)))
+        case Stream():
+            _serve_stream(connection, generator, request, cancelled)
 
 
-def _serve_stream(connection: Connection, generator: Any, args: dict[str, Any],
-                  cancelled: Callable[[], bool]) -> None:
-    deltas = generator.stream(args["messages"], max_tokens=args["max_tokens"],
-                              temperature=args["temperature"], grammar=args["grammar"],
-                              should_cancel=cancelled, steering=args.get("steering"))
-    connection.send(("streaming", None))
+def _serve_stream(connection: Connection, generator: Any, request: Stream, cancelled: Callable[[], bool]) -> None:
+    deltas = generator.stream(request.messages, max_tokens=request.max_tokens,
+                              temperature=request.temperature, grammar=request.grammar,
+                              should_cancel=cancelled, steering=request.steering)
+    connection.send(Streaming())
     try:
         for delta in deltas:
-            connection.send(("delta", delta))
+            connection.send(Delta(delta))
     except Cancelled:
-        connection.send(("cancelled", _stats(generator)))
+        connection.send(Stopped(generator.last_stats))
         return
     except (RuntimeError, ValueError) as exc:  # llama.cpp failed mid-answer
-        connection.send(("error", f"The model failed while writing ({exc}).",
-                         "Ask again, or pick another GGUF file."))
+        connection.send(Failed(f"The model failed while writing ({exc}).",
+                               "Ask again, or pick another GGUF file."))
         return
-    connection.send(("done", _stats(generator)))
+    connection.send(Done(generator.last_stats))
 
 
 # ---------------------------------------------------------------------------- the caller's side
 
 
 class WorkerGenerator:
-    """A :class:`~desktop_app.core.models.generate.Generator` whose model runs in a worker process.
+    """A :class:`~desktop_app.core.stages.Generator` whose model runs in a worker process.
 
     Call it from one thread at a time (the facade's ``folio-llm`` thread), as the
-    in-process generator. Construction loads the model and raises KnownError (or
-    :class:`ModelProcessDied`) if that fails.
+    in-process generator. Construction starts the worker; with ``wait=True`` (the default)
+    it also waits for the model to load and raises KnownError (or :class:`ModelProcessDied`)
+    if that fails; with ``wait=False`` the caller does other work meanwhile and calls
+    :meth:`wait_ready`. Tokens are counted here, with the model's own vocabulary
+    (:class:`~desktop_app.core.models.generate.Vocabulary`): no round trip to the worker.
     """
+
+    scores_replies = True
 
     def __init__(self, model_path: Path | str, *, context_tokens: int = 4096,
                  threads: int | None = None, seed: int = 42,
-                 load_timeout_s: float = _LOAD_TIMEOUT_S, prompt_lookup: int = 0) -> None:
+                 load_timeout_s: float = _LOAD_TIMEOUT_S, prompt_lookup: int = 0,
+                 batch_threads: int | None = None, wait: bool = True) -> None:
         self.path = Path(model_path)
-        self._options = (context_tokens, threads, seed, prompt_lookup)
+        self._options = (context_tokens, threads, seed, prompt_lookup, batch_threads)
         self.speed = SpeedMeter()  # this machine's prompt and decode tokens/s, answer by answer
         self._load_timeout_s = load_timeout_s
         self._context = multiprocessing.get_context("spawn")
         self._flag: Any = self._context.Value(ctypes.c_int, 0, lock=False)
         self._process: Any = None
         self._connection: Connection | None = None
+        self._loading_since: float | None = None  # a started worker not yet ready
+        self._vocab: Vocabulary | None = None
+        self._counts: dict[str, int] = {}
         self.last_stats: GenerationStats | None = None
         self.model_id = self.path.stem
         self.context_tokens = context_tokens
         self.threads = threads or 1
+        self.batch_threads = batch_threads or 1
+        self.load_s = 0.0  # the last start: from spawning the worker to its model loaded
         self._template = ""
         self._bos = self._eos = ""
         self._start()
+        if wait:
+            self.wait_ready()
 
     # -- process life
 
@@ -215,38 +293,58 @@ class WorkerGenerator:
     def is_alive(self) -> bool:
         return self._process is not None and self._process.is_alive()
 
+    @property
+    def ready(self) -> bool:
+        return self._loading_since is None and self.is_alive()
+
     def _start(self) -> None:
         parent, child = self._context.Pipe(duplex=True)
-        context_tokens, threads, seed, prompt_lookup = self._options
+        context_tokens, threads, seed, prompt_lookup, batch_threads = self._options
         self._flag.value = 0
         process = self._context.Process(
             target=_worker_main,
-            args=(child, self._flag, str(self.path), context_tokens, threads, seed, prompt_lookup),
+            args=(child, self._flag, str(self.path), context_tokens, threads, seed, prompt_lookup,
+                  batch_threads),
             name="folio-llm", daemon=True,
         )
+        self._loading_since = time.perf_counter()
         process.start()
         child.close()
         self._process, self._connection = process, parent
         logger.info("answer model worker %d loading %s", process.pid, self.path.name)
+
+    def wait_ready(self) -> float:
+        """Wait for a starting worker's model to load; returns the seconds waited (0.0 when
+        it was ready). Raises KnownError (ModelProcessDied) when loading fails."""
+        if self._loading_since is None:
+            return 0.0
+        waiting = time.perf_counter()
         try:
-            kind, *rest = self._receive(time.monotonic() + self._load_timeout_s, loading=True)
+            reply = self._receive(time.monotonic() + self._load_timeout_s, loading=True)
         except BaseException:
+            self._loading_since = None
             self._kill()
             raise
-        if kind == "error":
+        started, self._loading_since = self._loading_since, None
+        if isinstance(reply, Failed):
             self._kill()
-            raise KnownError(rest[0], rest[1])
-        info = rest[0]
-        self.model_id = info["model_id"]
-        self.context_tokens = int(info["context_tokens"])
-        self.threads = int(info["threads"])
-        self._template, self._bos, self._eos = info["template"], info["bos"], info["eos"]
+            raise KnownError(reply.message, reply.hint)
+        assert isinstance(reply, Ready), reply
+        self.load_s = time.perf_counter() - started
+        self.model_id = reply.model_id
+        self.context_tokens = reply.context_tokens
+        self.threads, self.batch_threads = reply.threads, reply.batch_threads
+        self._template, self._bos, self._eos = reply.chat_template, reply.bos, reply.eos
+        if self._vocab is None:
+            self._vocab = Vocabulary(self.path)
+        return time.perf_counter() - waiting
 
     def _ensure(self) -> Connection:
-        if not self.is_alive() or self._connection is None:
+        if self._loading_since is None and (not self.is_alive() or self._connection is None):
             if self._process is not None:
                 logger.info("answer model worker gone; starting a fresh one")
             self._start()
+        self.wait_ready()
         assert self._connection is not None
         return self._connection
 
@@ -272,6 +370,10 @@ class WorkerGenerator:
             self._process.join(2.0)
         self._kill()
         self._process = None
+        self._loading_since = None
+        if self._vocab is not None:
+            self._vocab.close()
+            self._vocab = None
 
     def __del__(self) -> None:  # pragma: no cover - best effort at interpreter exit
         try:
@@ -292,7 +394,7 @@ class WorkerGenerator:
         return ModelProcessDied(what, hint)
 
     def _receive(self, deadline: float | None = None, *, loading: bool = False,
-                 should_cancel: Callable[[], bool] | None = None) -> tuple[Any, ...]:
+                 should_cancel: Callable[[], bool] | None = None) -> Reply:
         """The worker's next message; raises ModelProcessDied if it dies first. Sets the
         cancel flag when ``should_cancel()`` turns true, and kills a worker that does not
         answer within the grace period after that."""
@@ -302,7 +404,7 @@ class WorkerGenerator:
         while True:
             try:
                 if connection.poll(_POLL_S):
-                    message: tuple[Any, ...] = connection.recv()
+                    message: Reply = connection.recv()
                     return message
             except (EOFError, OSError):
                 raise self._died(loading) from None
@@ -321,43 +423,60 @@ class WorkerGenerator:
                 raise KnownError(f"The answer model {self.path.name} took too long to load.",
                                  "Pick a smaller GGUF file.")
 
-    def _call(self, kind: str, args: Any, should_cancel: Callable[[], bool] | None = None) -> Any:
+    def _send(self, request: Request) -> None:
         connection = self._ensure()
         self._flag.value = 0
         try:
-            connection.send((kind, args))
+            connection.send(request)
         except (BrokenPipeError, OSError):
             raise self._died(False) from None
-        reply, *rest = self._receive(should_cancel=should_cancel)
-        if reply == "error":
-            raise KnownError(rest[0], rest[1])
-        if reply == "cancelled":
+
+    def _call(self, request: Request, should_cancel: Callable[[], bool] | None = None) -> Any:
+        self._send(request)
+        reply = self._receive(should_cancel=should_cancel)
+        if isinstance(reply, Failed):
+            raise KnownError(reply.message, reply.hint)
+        if isinstance(reply, Stopped):
             raise Cancelled()
-        return rest[0]
+        assert isinstance(reply, Ok), reply
+        return reply.value
 
     # -- the Generator interface
 
     def count_tokens(self, text: str) -> int:
-        return int(self._call("count", text))
+        """The tokens of ``text`` as the model reads them, counted here (memoised: packing a
+        prompt counts its fixed head once per process)."""
+        count = self._counts.get(text)
+        if count is None:
+            self._ensure()
+            assert self._vocab is not None
+            count = self._vocab.count_tokens(text)
+            if len(self._counts) > 4096:
+                self._counts.clear()
+            self._counts[text] = count
+        return count
+
+    def estimate_s(self, prompt_tokens: int) -> float:
+        return self.speed.estimate(prompt_tokens)
 
     def prompt_tokens(self, prompt: str) -> list[int]:
-        return list(self._call("prompt_tokens", prompt))
+        return list(self._call(PromptTokens(prompt)))
 
     def render(self, messages: Sequence[Message]) -> str:
         self._ensure()
         return render_chat_template(self._template, messages, self._bos, self._eos)
 
     def check_grammar(self, grammar: str) -> None:
-        self._call("grammar", grammar)
+        self._call(CheckGrammar(grammar))
 
     def reply_logprob(self, messages: Sequence[Message], reply: str,
                       should_cancel: Callable[[], bool] = lambda: False) -> float:
         """See :meth:`LlamaGenerator.reply_logprob` (read in the worker; raises Cancelled)."""
-        return float(self._call("reply_logprob", (list(messages), reply), should_cancel))
+        return float(self._call(ReplyLogprob(list(messages), reply), should_cancel))
 
     def prime(self, messages: Sequence[Message], should_cancel: Callable[[], bool] = lambda: False) -> int:
         try:
-            return int(self._call("prime", list(messages), should_cancel))
+            return int(self._call(Prime(list(messages)), should_cancel))
         except Cancelled:
             return 0
 
@@ -370,46 +489,39 @@ class WorkerGenerator:
         grammar: str | None = None,
         should_cancel: Callable[[], bool] = lambda: False,
         steering: Steering | None = None,
-    ) -> Iterator[str]:
+    ) -> Deltas:
         """Yield text deltas. Raises KnownError before the first delta if the model fails
         to start; ModelProcessDied (a KnownError) mid-answer if its process dies."""
-        connection = self._ensure()
-        self._flag.value = 0
-        request = {"messages": list(messages), "max_tokens": max_tokens,
-                   "temperature": temperature, "grammar": grammar, "steering": steering}
+        self._send(Stream(list(messages), max_tokens, temperature, grammar, steering))
         try:
-            connection.send(("stream", request))
-        except (BrokenPipeError, OSError):
-            raise self._died(False) from None
-        try:
-            reply, *rest = self._receive(should_cancel=should_cancel)
+            reply = self._receive(should_cancel=should_cancel)
         except Cancelled:
             return _raise(Cancelled())
-        if reply == "error":
-            raise KnownError(rest[0], rest[1])
-        if reply == "cancelled":
-            self._set_stats(rest[0])
+        if isinstance(reply, Failed):
+            raise KnownError(reply.message, reply.hint)
+        if isinstance(reply, Stopped):
+            self._set_stats(reply.stats)
             return _raise(Cancelled())
         return self._deltas(should_cancel)
 
-    def _deltas(self, should_cancel: Callable[[], bool]) -> Iterator[str]:
+    def _deltas(self, should_cancel: Callable[[], bool]) -> Deltas:
         finished = False
         try:
             while True:
-                reply, *rest = self._receive(should_cancel=should_cancel)
-                if reply == "delta":
-                    yield rest[0]
-                elif reply == "done":
+                reply = self._receive(should_cancel=should_cancel)
+                if isinstance(reply, Delta):
+                    yield reply.text
+                elif isinstance(reply, Done):
                     finished = True
-                    self._set_stats(rest[0])
+                    self._set_stats(reply.stats)
                     return
-                elif reply == "cancelled":
+                elif isinstance(reply, Stopped):
                     finished = True
-                    self._set_stats(rest[0])
+                    self._set_stats(reply.stats)
                     raise Cancelled()
-                elif reply == "error":
+                elif isinstance(reply, Failed):
                     finished = True
-                    raise KnownError(rest[0], rest[1])
+                    raise KnownError(reply.message, reply.hint)
         finally:
             if not finished and self.is_alive():
                 self._stop_stream()
@@ -421,19 +533,19 @@ class WorkerGenerator:
         deadline = time.monotonic() + _CANCEL_GRACE_S
         try:
             while time.monotonic() < deadline:
-                reply, *_ = self._receive(deadline)
-                if reply in ("done", "cancelled", "error"):
+                reply = self._receive(deadline)
+                if isinstance(reply, Done | Stopped | Failed):
                     return
         except (KnownError, Cancelled):
             return
         self._kill()
 
-    def _set_stats(self, stats: dict[str, Any] | None) -> None:
-        self.last_stats = GenerationStats(**stats) if stats else None
-        if self.last_stats is not None:
-            self.speed.add(self.last_stats)
+    def _set_stats(self, stats: GenerationStats | None) -> None:
+        self.last_stats = stats
+        if stats is not None:
+            self.speed.add(stats)
 
 
-def _raise(error: BaseException) -> Iterator[str]:
+def _raise(error: BaseException) -> Deltas:
     raise error
     yield ""  # pragma: no cover - makes this a generator: the error comes from iterating

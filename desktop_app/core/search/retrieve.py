@@ -37,6 +37,7 @@ import logging
 import math
 import re
 import threading
+import time
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -269,8 +270,12 @@ class Retriever:
         ratio = max(0, int(count(" ".join(words))) - 2) / len(words)  # less [CLS] and [SEP]
         return min(1.0, max(0.0, (VOCAB_NONE - ratio) / (VOCAB_NONE - VOCAB_FULL)))
 
-    def _dense_scores(self, query: str, within: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def _dense_scores(self, query: str, within: np.ndarray | None = None,
+                      timings: dict[str, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        begun = time.perf_counter()
         vec = self._query_vector(query)
+        if timings is not None:
+            timings["embed_s"] = timings.get("embed_s", 0.0) + time.perf_counter() - begun
         if vec is None or self.vectors is None:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         keys, scores = self.vectors.scores(vec)
@@ -317,10 +322,11 @@ class Retriever:
         # The embedder and the matrix product run on a worker thread while DuckDB scores
         # BM25 here: both release the GIL, so on two cores the two halves overlap.
         job = plain = None
+        timings: dict[str, float] = {}
         if (fusion.dense > 0 or not weights) and self.vectors is not None:
-            job = self._dense_pool().submit(self._dense_scores, dense_query, within)
+            job = self._dense_pool().submit(self._dense_scores, dense_query, within, timings)
             if expansion:  # the evidence gate measures the question alone (below)
-                plain = self._dense_pool().submit(self._dense_scores, query, within)
+                plain = self._dense_pool().submit(self._dense_scores, query, within, timings)
         lexical = self._lexical(weights, CANDIDATES, within)
         if job is not None:
             keys, cosines = job.result()
@@ -333,7 +339,9 @@ class Retriever:
         places = self._places(candidates)
         scores = self._fuse(candidates, lexical, cos, semantic, weights, fusion, places)
         order = sorted(candidates, key=lambda key: (-scores[key], key))
+        anchoring = time.perf_counter()
         marks = anchorlib.anchors(query, written)
+        anchors_s = time.perf_counter() - anchoring
         texts = self.store.chunk_texts(order[:CANDIDATES * 2 if marks.numbers else CANDIDATES])
         if not asks_for_listing(query):  # an index or contents page holds the words, no answer
             order = sorted(order, key=lambda key: reads_as_listing(texts.get(key, "")))
@@ -341,8 +349,10 @@ class Retriever:
         chosen = _one_per_page(order, places, k, held)
         by_key = self.store.passages(chosen, scope)
         passages = [replace(by_key[key], score=scores[key]) for key in chosen if key in by_key]
+        anchoring = time.perf_counter()
         unmatched = tuple(n for n in marks.numbers
                           if not any(anchorlib.holds_number(f"{p.section}\n{p.text}", n) for p in passages))
+        anchors_s += time.perf_counter() - anchoring
         # The evidence gate's measures count the question's own words only: the glossary's
         # words must not make an unrelated library look close in meaning.
         coverage = self._coverage(chosen, lexical, asked)
@@ -350,11 +360,15 @@ class Retriever:
         if plain is not None:
             _, plain_cosines = plain.result()
             best_cosine = float(plain_cosines.max()) if plain_cosines.shape[0] else 0.0
+        anchoring = time.perf_counter()
+        unmentioned = self._unmentioned(marks.names, lexical, within, passages)
+        # The anchors' share of the search: the question's names and numbers looked for.
+        timings["anchors_s"] = anchors_s + time.perf_counter() - anchoring
         return Retrieval(passages=passages, coverage=coverage, best_cosine=best_cosine, cjk=cjk,
                          expansion=expansion,
                          embedder=self.vectors.model_id if semantic and self.vectors is not None else "",
                          language=language, unmatched=unmatched,
-                         unmentioned=self._unmentioned(marks.names, lexical, within, passages))
+                         unmentioned=unmentioned, timings=timings)
 
     @staticmethod
     def _numbers_held(texts: dict[int, str], numbers: Sequence[str]) -> dict[int, int]:

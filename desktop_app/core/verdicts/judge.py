@@ -171,7 +171,7 @@ class Judge:
         self.budget_s = budget_s
         self.clock = clock
         # whether the model can score replies (P(yes)); without it green sentences are not asked
-        self.weighs = callable(getattr(generator, "reply_logprob", None))
+        self.weighs = generator.scores_replies
         self.model_calls = 0
         self.cache_hits = 0
         self.seconds = 0.0  # spent in model calls
@@ -193,10 +193,9 @@ class Judge:
                 return found
         started = time.perf_counter()
         messages = messages_for(sentence, excerpt(passage.text, focus))
-        measure = getattr(self.generator, "reply_logprob", None)
         opinion: Opinion | None
-        if measure is not None:
-            opinion = _weighed(measure, messages, self.should_cancel)
+        if self.weighs:
+            opinion = _weighed(self.generator.reply_logprob, messages, self.should_cancel)
         else:
             reply = "".join(self.generator.stream(
                 messages, max_tokens=3, temperature=0.0, grammar=self.grammar,

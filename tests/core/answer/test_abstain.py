@@ -23,6 +23,8 @@ from tests.fakes import FakeEmbedder, FakeGenerator
 class DoubtfulGenerator(FakeGenerator):
     """A fake that would decline with a fixed probability, and records what it was asked."""
 
+    scores_replies = True
+
     def __init__(self, decline: float, answers: Sequence[str] = ()) -> None:
         super().__init__(answers)
         self.decline = decline

@@ -218,6 +218,8 @@ class WeighingGenerator(JudgingGenerator):
     """A model that scores replies (as LlamaGenerator.reply_logprob does): P(yes) for every
     judge question is ``p_yes(sentence)``, the rest split between partial and no."""
 
+    scores_replies = True
+
     def __init__(self, p_yes: Callable[[str], float]):
         super().__init__()
         self.p_yes = p_yes

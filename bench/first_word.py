@@ -1,0 +1,308 @@
+"""Where the seconds before an answer's first word go, with the default model, over the
+corpus questions (bench/data/corpus_{en,zh}.json, split by bench/retrieval.py's half()).
+
+Modes:
+
+- ``warm``: the window's path. One KnowledgeBase, warmed up as the window does it when it
+  opens (model process started, one prompt head per language read and kept), then each
+  question through ``KnowledgeBase.ask``; prints each step of ``stats["first_word"]`` as a
+  median, time to first token ÷ prefill_s, and the first visible word.
+- ``cold``: the command line's path. A fresh ``folio ask --json`` per question (interpreter,
+  imports, model load, the whole prompt read); prints the same medians, the model's load
+  time and the wall time from starting the command to its first visible word.
+- ``threads``: prefill seconds with llama.cpp's n_threads_batch 1 and 2, alternately on
+  the same prompts (the machine may be busy with other work: medians and their ratio).
+- ``steer``: decode tokens/s with the steering on and off, alternately on the same prompts.
+- ``answers``: each question's answer text and citations at temperature 0 as JSON lines
+  (run it on two commits and diff the files: the same text and citations).
+
+    FOLIO_HOME=/tmp/h FOLIO_MODELS_DIR=... .venv/bin/python bench/first_word.py warm \\
+        --db /tmp/corpus.duckdb [--half held] [--max-tokens 64] [--runs 1]
+
+The library is ../shared/corpus indexed with ``folio index ../shared/corpus --db ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+DATA = REPO / "bench" / "data"
+
+SHOWN = (
+    "model_busy_s", "model_start_s", "embedder_load_s", "embed_s", "search_s", "gate_s",
+    "evidence_s", "pack_s", "steering_s", "probe_s", "prefill_s", "first_decode_s",
+    "to_visible_word_s", "first_token_s", "first_word_s",
+)
+
+
+def half(qid: str) -> str:
+    """bench/retrieval.py's split: odd trailing number "tune", even "held"."""
+    import re
+
+    digits = re.search(r"(\d+)\D*$", qid)
+    assert digits is not None, qid
+    return "tune" if int(digits.group(1)) % 2 else "held"
+
+
+LIMIT = 0  # --limit: the first N questions only (0: all)
+IDS: list[str] = []  # --ids: these questions only, in this order
+
+
+def questions(which: str) -> list[tuple[str, str]]:
+    """(id, question) of the corpus questions of one half ("tune", "held") or both ("all"),
+    English and Chinese alternating (so that --limit keeps both languages)."""
+    by_language: list[list[tuple[str, str]]] = []
+    for name in ("corpus_en.json", "corpus_zh.json"):
+        by_language.append([(q["id"], q["question"])
+                            for q in json.loads((DATA / name).read_text(encoding="utf-8"))["questions"]
+                            if which == "all" or half(q["id"]) == which])
+    out = [q for pair in itertools.zip_longest(*by_language) for q in pair if q is not None]
+    if IDS:
+        out = sorted((q for q in out if q[0] in IDS), key=lambda q: IDS.index(q[0]))
+    return out[:LIMIT] if LIMIT else out
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def report(title: str, rows: list[dict[str, Any]]) -> None:
+    """Medians of each step over the answered questions, and the acceptance figures."""
+    answered = [r for r in rows if r.get("first_word")]
+    print(f"\n{title}: {len(answered)} of {len(rows)} questions answered by the model")
+    if not answered:
+        return
+    steps = [r["first_word"] for r in answered]
+    for key in SHOWN:
+        print(f"  {key:<20} {median([s.get(key, 0.0) for s in steps]):7.2f} s")
+    print(f"  {'prefill_tokens':<20} {median([s.get('prefill_tokens', 0) for s in steps]):7.0f}")
+    print(f"  {'pack_token_counts':<20} {median([s.get('pack_token_counts', 0) for s in steps]):7.0f}")
+    loads = [s["model_load_ms"] / 1000 for s in steps if s.get("model_load_ms")]
+    if loads:
+        print(f"  {'model load (process)':<20} {median(loads):7.2f} s  ({len(loads)} loads)")
+    ttft = median([s.get("first_token_s", 0.0) for s in steps])
+    prefill = median([s.get("prefill_s", 0.0) for s in steps])
+    print(f"  median first token ÷ median prefill_s: {ttft / prefill:.2f}" if prefill else "")
+    decode = [r["stats"].get("tokens_per_s", 0.0) for r in answered if r["stats"].get("tokens_per_s")]
+    print(f"  decode tokens/s (median): {median(decode):.2f}")
+    walls = [r["wall_first_word_s"] for r in answered if r.get("wall_first_word_s")]
+    if walls:
+        print(f"  command start -> first visible word (median): {median(walls):.2f} s")
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from desktop_app.core.settings import Settings
+
+    return Settings(max_tokens=args.max_tokens, temperature=args.temperature, judge=False)
+
+
+async def _ask_all(kb: Any, asked: list[tuple[str, str]], runs: int) -> list[dict[str, Any]]:
+    rows = []
+    for _ in range(runs):
+        for qid, question in asked:
+            row: dict[str, Any] = {"id": qid, "stats": {}, "text": "", "citations": {}}
+            async for event in kb.ask(question):
+                if event.event == "answer_finished":
+                    row.update(stats=event.stats, first_word=event.stats.get("first_word", {}),
+                               text=event.text, citations={k: [list(s) for s in v]
+                                                           for k, v in event.citations.items()})
+                elif event.event == "no_basis":
+                    row["no_basis"] = event.reason
+            print(f"  {qid}: first word {row.get('first_word', {}).get('first_word_s', float('nan')):.2f} s,"
+                  f" prefill {row['stats'].get('prefill_tokens', 0)} tokens"
+                  f" {row['stats'].get('prefill_s', 0.0):.2f} s", flush=True)
+            rows.append(row)
+    return rows
+
+
+def warm(args: argparse.Namespace) -> None:
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    async def run() -> list[dict[str, Any]]:
+        kb = KnowledgeBase(args.db, _settings(args))
+        begun = time.perf_counter()
+        kb.warm_up()
+        cached = await kb.answer_model_ready()
+        for _ in range(3):  # the other languages' heads, each its own job on the model's thread
+            await kb._call(kb._llm_pool, lambda: None)
+        print(f"warm-up: model loaded and {cached}-token head read in"
+              f" {time.perf_counter() - begun:.1f} s (all heads read)", flush=True)
+        try:
+            return await _ask_all(kb, questions(args.half), args.runs)
+        finally:
+            await kb.close()
+
+    report(f"warm path (the window), {args.half} half", asyncio.run(run()))
+
+
+def cold(args: argparse.Namespace) -> None:
+    rows = []
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    config = Path(os.environ.get("FOLIO_HOME", "/tmp")) / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(f"max_tokens = {args.max_tokens}\ntemperature = {args.temperature}\n"
+                                          "judge = false\n", encoding="utf-8")
+    for _ in range(args.runs):
+        for qid, question in questions(args.half):
+            begun = time.perf_counter()
+            process = subprocess.Popen(
+                [sys.executable, "-m", "desktop_app", "ask", question, "--db", str(args.db), "--json"],
+                stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
+            assert process.stdout is not None
+            row: dict[str, Any] = {"id": qid, "stats": {}}
+            written = ""
+            for line in process.stdout:
+                event = json.loads(line)
+                if event["event"] == "token":
+                    written += event["text"]
+                    if "wall_first_word_s" not in row and any(ch.isalnum() for ch in written):
+                        row["wall_first_word_s"] = time.perf_counter() - begun
+                elif event["event"] == "answer_finished":
+                    row.update(stats=event["stats"], first_word=event["stats"].get("first_word", {}))
+            process.wait()
+            print(f"  {qid}: command to first word {row.get('wall_first_word_s', float('nan')):.2f} s,"
+                  f" in-process first word {row.get('first_word', {}).get('first_word_s', float('nan')):.2f} s",
+                  flush=True)
+            rows.append(row)
+    report(f"cold path (a fresh `folio ask` each), {args.half} half", rows)
+
+
+def _prompts(args: argparse.Namespace, generator: Any) -> list[tuple[list[dict[str, str]], Any]]:
+    """The packed prompts (and steering) of the questions, as answering.answer builds them."""
+    from desktop_app.core.answer import evidence, prompts
+    from desktop_app.core.answer.answering import evidence_is_weak
+    from desktop_app.core.answer.citations import SourceMap
+    from desktop_app.core.types import CitationStyle, Steering
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    kb = KnowledgeBase(args.db, _settings(args))
+    out = []
+    for _, question in questions(args.half):
+        retrieval = kb.retriever.search(question, 5)
+        if evidence_is_weak(retrieval):
+            continue
+        passages = evidence.select(question, retrieval.passages, budget_tokens=280)
+        source_map = SourceMap.build(passages, CitationStyle.LABEL)
+        packed = prompts.build_prompt(question, [(label, source_map.marker(label), p) for label, p in source_map.items()],
+                                      count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
+                                      answer_tokens=args.max_tokens)
+        steering = Steering(refusal=prompts.NO_ANSWER[packed.language], mark_sentences=packed.language == "zh",
+                            sources=tuple((label, evidence.evidence_text(p)) for label, p in source_map.items()))
+        out.append((packed.messages, steering))
+    asyncio.run(kb.close())
+    return out
+
+
+def _generator(batch_threads: int | None = None) -> Any:
+    from desktop_app.core.models import catalog
+    from desktop_app.core.models.generate import LlamaGenerator
+
+    return LlamaGenerator(catalog.resolve_answer_model("default"), threads=1, batch_threads=batch_threads)
+
+
+def threads(args: argparse.Namespace) -> None:
+    import llama_cpp
+
+    generator = _generator(2)
+    llm = generator._llm
+    seconds: dict[int, list[float]] = {1: [], 2: []}
+    tokens: list[int] = []
+    for run in range(args.runs):
+        for messages, _ in _prompts(args, generator):
+            ids = generator.prompt_tokens(generator.render(messages))
+            order = (1, 2) if run % 2 == 0 else (2, 1)  # alternate which goes first
+            for batch in order:
+                llama_cpp.llama_set_n_threads(llm._ctx.ctx, 1, batch)
+                llm.reset()
+                llm.n_tokens = 0
+                generator._heads.clear()
+                begun = time.perf_counter()
+                generator._prefill(ids, lambda: False)
+                seconds[batch].append(time.perf_counter() - begun)
+            tokens.append(len(ids))
+            print(f"  {len(ids)} tokens: 1 thread {seconds[1][-1]:.2f} s, 2 threads {seconds[2][-1]:.2f} s", flush=True)
+    one, two = median(seconds[1]), median(seconds[2])
+    print(f"\nprefill of {median(tokens):.0f} tokens (median), {len(seconds[1])} prompts each, alternating:")
+    print(f"  n_threads_batch=1: {one:.2f} s ({median(tokens) / one:.0f} tokens/s)")
+    print(f"  n_threads_batch=2: {two:.2f} s ({median(tokens) / two:.0f} tokens/s)")
+    ratios = [b / a for a, b in zip(seconds[1], seconds[2], strict=True)]
+    print(f"  2 ÷ 1 threads, median of the per-prompt ratios: {median(ratios):.2f}")
+
+
+def steer(args: argparse.Namespace) -> None:
+    generator = _generator()
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    for run in range(args.runs):
+        for messages, steering in _prompts(args, generator):
+            order = (True, False) if run % 2 == 0 else (False, True)
+            for on in order:
+                for _ in generator.stream(messages, max_tokens=args.max_tokens, temperature=0.0,
+                                          steering=steering if on else None):
+                    pass
+                assert generator.last_stats is not None
+                rates[on].append(generator.last_stats.tokens_per_second)
+            print(f"  on {rates[True][-1]:.2f}, off {rates[False][-1]:.2f} tokens/s", flush=True)
+    ratios = [a / b for a, b in zip(rates[True], rates[False], strict=True) if b > 0]
+    print(f"\ndecode tokens/s over {len(ratios)} answers each, alternating: steering on {median(rates[True]):.2f},"
+          f" off {median(rates[False]):.2f}; on ÷ off, median of the per-answer ratios: {median(ratios):.3f}")
+
+
+def answers(args: argparse.Namespace) -> None:
+    """JSON lines of (id, text, citations) through KnowledgeBase.ask, no warm-up (this mode
+    runs on older commits too)."""
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    async def run() -> None:
+        kb = KnowledgeBase(args.db, _settings(args))
+        if args.warm:
+            kb.warm_up()
+        with open(args.out, "w", encoding="utf-8") as out:
+            for qid, question in questions(args.half):
+                row: dict[str, Any] = {"id": qid, "text": "", "citations": {}}
+                async for event in kb.ask(question):
+                    if event.event == "answer_finished":
+                        row.update(text=event.text, citations={k: [list(s) for s in v]
+                                                               for k, v in event.citations.items()})
+                    elif event.event == "failed":
+                        row["failed"] = event.error
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out.flush()
+                print(f"  {qid}: {row['text'][:70]!r}", flush=True)
+        await kb.close()
+
+    asyncio.run(run())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=("warm", "cold", "threads", "steer", "answers"))
+    parser.add_argument("--db", type=Path, required=True, help="../shared/corpus indexed with folio index")
+    parser.add_argument("--half", choices=("tune", "held", "all"), default="held")
+    parser.add_argument("--max-tokens", type=int, default=64)
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--out", type=Path, help="answers: the JSON lines file")
+    parser.add_argument("--warm", action="store_true", help="answers: warm up as the window does first")
+    parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
+    parser.add_argument("--ids", default="", help="comma-separated question ids: these only, in this order")
+    args = parser.parse_args()
+    global LIMIT, IDS
+    LIMIT, IDS = args.limit, [i for i in args.ids.split(",") if i]
+    {"warm": warm, "cold": cold, "threads": threads, "steer": steer, "answers": answers}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()
