@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.retrieval import _embedder, ensure_library, half  # noqa: E402
-from desktop_app.core.answer.answering import evidence_is_weak  # noqa: E402
+from desktop_app.core.answer.gate import refusal  # noqa: E402
 from desktop_app.core.search.retrieve import Retriever  # noqa: E402
 
 FORMATS = REPO.parent / "shared" / "formats"
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         found = retriever.search(q["question"], 5)
         key = (q["lang"], half(q["id"]))
         if not q["answerable"]:
-            refusals[key][0] += evidence_is_weak(found) is not None
+            refusals[key][0] += refusal(found) is not None
             refusals[key][1] += 1
             continue
         phrase = _norm(q["phrase"])

@@ -45,7 +45,7 @@ class Settings:
     prompt_language: str = "auto"  # "auto" | "en" | "zh" | "de"
     use_grammar: bool = False
     # Ask the model first how likely it is to say its sources do not hold the answer
-    # (answering.ABSTAIN_PROBABILITY). Off: with the default 1.5B model it declined as many
+    # (gate.ABSTAIN_PROBABILITY). Off: with the default 1.5B model it declined as many
     # answerable questions as unanswerable ones on the held-out half (bench/gate.py).
     abstain: bool = False
     data_dir: str = ""  # empty: the platform default (or FOLIO_HOME)

@@ -10,14 +10,18 @@ model server or another verifier means writing one more class that satisfies its
 from __future__ import annotations
 
 import collections.abc
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.core.types import (
+    Chunk,
     Citations,
     ClaimVerdict,
+    ExtractedDocument,
+    FileRecord,
     GenerationStats,
     JsonObject,
+    PageText,
     Passage,
     Retrieval,
     Steering,
@@ -123,6 +127,59 @@ class SearchIndex(Protocol):
     def passages(self, ckeys: Sequence[int], scope: Sequence[str] = ()) -> dict[int, Passage]: ...
 
     def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+class LibraryWriter(Protocol):
+    """What indexing reads and writes of the library (core/library's ``Store`` implements it):
+    the files and their documents, pages, chunks, postings and vectors."""
+
+    def file_record(self, path: str) -> FileRecord | None: ...
+
+    def file_records(self) -> list[FileRecord]: ...
+
+    def set_file(self, path: str, doc_id: str | None, size: int, mtime: float, status: str,
+                 error: str = "") -> None: ...
+
+    def mark_removed(self, paths: Iterable[str]) -> None: ...
+
+    def has_document(self, doc_id: str) -> bool: ...
+
+    def document_status(self, doc_id: str) -> str | None: ...
+
+    def document_totals(self, doc_id: str) -> tuple[int, int, tuple[int, ...]] | None: ...
+
+    def document_ocr_pages(self, doc_id: str) -> int: ...
+
+    def document_format(self, doc_id: str) -> str: ...
+
+    def document_pages(self, doc_id: str) -> list[PageText]: ...
+
+    def next_version(self, path: str, doc_id: str) -> int: ...
+
+    def write_document(self, doc: ExtractedDocument, chunks: Sequence[Chunk],
+                       chunk_terms: Sequence[dict[str, int]], vectors: np.ndarray | None, model_id: str,
+                       version: int, rules: int = 0, chunked_with: str = "") -> None: ...
+
+    def replace_chunks(self, doc_id: str, chunks: Sequence[Chunk], chunk_terms: Sequence[dict[str, int]],
+                       vectors: np.ndarray | None, model_id: str, chunked_with: str) -> None: ...
+
+    def apply_rules(self, doc_id: str, title: str | None, sections: Mapping[int, str], rules: int) -> None: ...
+
+    def documents_before_rules(self, rules: int) -> list[tuple[str, str]]: ...
+
+    def documents_chunked_otherwise(self, chunked_with: str) -> list[tuple[str, str]]: ...
+
+    def chunk_spans(self, doc_id: str) -> list[tuple[int, int, int, int]]: ...
+
+    def all_chunk_texts(self) -> list[tuple[int, str]]: ...
+
+    def rebuild_postings(self, chunk_terms: Iterable[tuple[int, dict[str, int]]]) -> None: ...
+
+    def chunks_without_vectors(self, model_id: str) -> list[tuple[int, str]]: ...
+
+    def add_vectors(self, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None: ...
+
+    def counts(self) -> dict[str, int]: ...
 
 
 class Retriever(Protocol):

@@ -113,6 +113,20 @@ DOCUMENT_SUFFIXES = frozenset({".pdf", ".html", ".htm", ".xhtml", ".epub", ".doc
 
 
 @dataclass(frozen=True)
+class FileRecord:
+    """What the library knows of a file at a path: the document it holds, and how its last
+    index run ended."""
+
+    path: str
+    doc_id: str | None
+    size: int
+    mtime: float
+    status: str
+    error: str
+    removed: bool
+
+
+@dataclass(frozen=True)
 class PageText:
     """A PDF page, or a part of a reflowable document (an EPUB spine item's or a
     heading-bounded section, a slide): ``page`` is then the part's ordinal, ``label`` its

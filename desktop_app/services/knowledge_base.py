@@ -379,7 +379,7 @@ class KnowledgeBase:
             if not Path(folder).is_dir():
                 raise KnownError(f"{folder} is not a folder.", "Name the folders the library was indexed from.")
 
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+        def work(emit: Callable[[IndexEvent | LibraryMovedAside], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
 
             self._drop_store()
@@ -479,7 +479,7 @@ class KnowledgeBase:
                 return
             finished: list[str] = []
 
-            def watch(event: Any) -> None:
+            def watch(event: AnswerEvent) -> None:
                 if isinstance(event, AnswerFinished):
                     finished.append(event.answer_id)
                 emit(event)

@@ -13,7 +13,7 @@ from desktop_app.core.ids import sha256_file
 from desktop_app.core.ingest.formats import SUFFIXES
 from desktop_app.core.ingest.ocr import OCR_TRIED
 from desktop_app.core.ingest.text_quality import GARBLE_REASONS
-from desktop_app.core.library.store import Store
+from desktop_app.core.stages import LibraryWriter
 from desktop_app.core.types import DocStatus, FileIndexed
 
 __all__ = ["awaits_ocr", "mark_removed", "scan_folder", "unchanged"]
@@ -36,7 +36,7 @@ def scan_folder(folder: Path) -> list[Path]:
     return found
 
 
-def mark_removed(store: Store, folder: Path, present: set[str]) -> list[str]:
+def mark_removed(store: LibraryWriter, folder: Path, present: set[str]) -> list[str]:
     """Retire the live paths under ``folder`` that are not ``present``; returns them."""
     prefix = str(folder) + os.sep
     gone = [
@@ -48,7 +48,7 @@ def mark_removed(store: Store, folder: Path, present: set[str]) -> list[str]:
     return gone
 
 
-def unchanged(store: Store, path: Path, passwords: dict[str, str], ocr: bool) -> FileIndexed | None:
+def unchanged(store: LibraryWriter, path: Path, passwords: dict[str, str], ocr: bool) -> FileIndexed | None:
     """A FileIndexed(unchanged=True) if nothing needs doing for ``path``, else None.
 
     Size and mtime first; when they differ, the sha256 of the bytes decides (a touched
@@ -92,7 +92,7 @@ def awaits_ocr(ocr: bool, status: str, error: str) -> bool:
     return status == DocStatus.INDEXED_PARTIALLY and any(r in error for r in GARBLE_REASONS)
 
 
-def _as_event(store: Store, path: str, doc_id: str | None, status: str, error: str) -> FileIndexed:
+def _as_event(store: LibraryWriter, path: str, doc_id: str | None, status: str, error: str) -> FileIndexed:
     pages = chunks = ocr = 0
     bad: tuple[int, ...] = ()
     if doc_id:

@@ -24,8 +24,7 @@ from typing import Any
 from desktop_app.core.ingest import changes, chunking, parse_pool
 from desktop_app.core.ingest.changes import scan_folder
 from desktop_app.core.ingest.feed import Prepared, StageSeconds, prepared_documents
-from desktop_app.core.library.store import Store
-from desktop_app.core.stages import Embedder
+from desktop_app.core.stages import Embedder, LibraryWriter
 from desktop_app.core.text import words as termlib
 from desktop_app.core.types import (
     DocStatus,
@@ -88,7 +87,7 @@ class _Tally:
 
 
 class Indexer:
-    def __init__(self, store: Store, embedder: Embedder | None, *, parse_timeout_s: float = 60.0,
+    def __init__(self, store: LibraryWriter, embedder: Embedder | None, *, parse_timeout_s: float = 60.0,
                  workers: int | None = None, ocr: bool = False) -> None:
         self.store = store
         self.embedder = embedder

@@ -19,7 +19,6 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,20 +37,9 @@ from desktop_app.core.library.migrations import (
 from desktop_app.core.library.queries import LibraryQueries
 from desktop_app.core.library.reading import LibraryReading
 from desktop_app.core.library.vectors import LibraryVectors
-from desktop_app.core.types import Chunk, ExtractedDocument
+from desktop_app.core.types import Chunk, ExtractedDocument, FileRecord
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class FileRecord:
-    path: str
-    doc_id: str | None
-    size: int
-    mtime: float
-    status: str
-    error: str
-    removed: bool
 
 
 def top_folders(paths: Iterable[str]) -> list[str]:
