@@ -103,6 +103,9 @@ class KnowledgeBase:
         self._archive: AnswerArchive | None = None
         self._embedder = embedder
         self._generator = generator
+        # A generator handed in belongs to the caller (a test or a server shares one model
+        # across several knowledge bases): close() frees only what this facade started.
+        self._owns_generator = generator is None
         self._worker: WorkerGenerator | None = None  # the local model's process, once started
         self._ready: Future[int] | None = None  # the first prompt head primed (prime_answer_model)
         self._retriever: Retriever | None = None
@@ -646,7 +649,7 @@ class KnowledgeBase:
         self.cancel()
         for pool in (self._index_pool, self._query_pool, self._llm_pool):
             pool.shutdown(wait=True, cancel_futures=True)
-        if self._generator is not None:
+        if self._generator is not None and self._owns_generator:
             self._generator.close()
         if self._store is not None:
             self._store.close()
