@@ -58,7 +58,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from desktop_app.core.types import ClaimVerdict  # noqa: E402
+from desktop_app.core.types import ClaimVerdict, Verdict  # noqa: E402
 from desktop_app.core.verdicts import judge as judging  # noqa: E402
 from desktop_app.core.verdicts.verify import score_claim  # noqa: E402
 
@@ -85,18 +85,19 @@ def rule_verdict(row: dict[str, Any]) -> ClaimVerdict:
     score = score_claim(row["sentence"], row["passage"])
     return ClaimVerdict((0, len(row["sentence"])), score.verdict, ("1",), score.score,
                         support=score.support, reason=score.reason, support_id="1",
-                        quote=score.quote)
+                        quote=score.quote, conflict=score.conflict)
 
 
 def is_asked(row: dict[str, Any], rule: ClaimVerdict) -> bool:
     """Whether ``Judge.review`` would ask about this pair (see judge.py's ``_target``)."""
-    if rule.verdict not in judging.JUDGED or rule.quote:
+    if not judging.worth_asking(rule):
         return False
-    return not judging.missing_numbers(judging.numbers_in(row["sentence"]), judging.numbers_in(row["passage"]))
+    return rule.verdict is Verdict.CONTRADICTED or not judging.missing_numbers(
+        judging.numbers_in(row["sentence"]), judging.numbers_in(row["passage"]))
 
 
 def judged_verdict(row: dict[str, Any], rule: ClaimVerdict, answers: dict[str, str],
-                   p_yes: dict[str, float] | None = None) -> str:
+                   p_yes: dict[str, float] | None = None, p_no: dict[str, float] | None = None) -> str:
     """The verdict after the judge, as ``Judge.review`` would change it (only sentences
     the judge is asked about; the answer, and P(yes) when given, from the cache file)."""
     if not is_asked(row, rule):
@@ -104,57 +105,54 @@ def judged_verdict(row: dict[str, Any], rule: ClaimVerdict, answers: dict[str, s
     p = (p_yes or {}).get(row["id"])
     if p_yes is not None and p is None:
         return str(rule.verdict)  # not asked in this run
-    return str(judging.decide(rule.verdict, answers.get(row["id"]), p))
+    return str(judging.decide(rule.verdict, answers.get(row["id"]), p, (p_no or {}).get(row["id"])))
 
 
-def _unsure(row: dict[str, Any], rule: ClaimVerdict) -> bool:
-    return is_asked(row, rule)
+VERDICTS = ("supported", "not_confirmed", "contradicted")
+# The issue's acceptance: (name, what, target, at least?)
+TARGETS = (
+    ("green-true", "of marked supported, truly supported", 0.95, True),
+    ("red-false", "of marked contradicted, false", 0.90, True),
+    ("true-red", "of true ones, marked contradicted", 0.03, False),
+    ("true-green", "of true ones, marked supported", 0.60, True),
+    ("false-green", "of false ones, marked supported", 0.02, False),
+)
 
 
-def report(title: str, rows: list[dict[str, Any]], got: list[str]) -> dict[str, float]:
+def report(title: str, rows: list[dict[str, Any]], got: list[str]) -> dict[str, tuple[int, int]]:
     n = len(rows)
     print(f"\n== {title}: n={n} (" + ", ".join(
         f"{lang} {c}" for lang, c in sorted(Counter(r["lang"] for r in rows).items())) + "; "
         + ", ".join(f"{o} {c}" for o, c in sorted(Counter(r["origin"] for r in rows).items())) + ")")
-    columns = list(LABELS)
     head = "label / verdict"
-    print(f"{head:>16} | " + " ".join(f"{c[:8]:>8}" for c in columns))
+    print(f"{head:>16} | " + " ".join(f"{c[:13]:>13}" for c in VERDICTS))
     for label in LABELS:
         cells = [sum(1 for r, g in zip(rows, got, strict=True) if r["label"] == label and g == c)
-                 for c in columns]
-        print(f"{label:>16} | " + " ".join(f"{x:>8}" for x in cells))
-    print(f"{'verdict':>16} | precision     recall")
-    for v in LABELS:
-        marked = [r for r, g in zip(rows, got, strict=True) if g == v]
-        truly = [g for r, g in zip(rows, got, strict=True) if r["label"] == v]
-        p = sum(r["label"] == v for r in marked)
-        rc = sum(g == v for g in truly)
-        print(f"{v:>16} | {_pct(p, len(marked)):>14} {_pct(rc, len(truly)):>14}")
-    figures = _acceptance(rows, got)
-    for lang in sorted({r["lang"] for r in rows}):
-        sub = [(r, g) for r, g in zip(rows, got, strict=True) if r["lang"] == lang]
-        f = _acceptance([r for r, _ in sub], [g for _, g in sub])
-        print(f"  {lang}: marked supported truly supported {f['supported_text']};"
-              f" false marked unsupported/contradicted {f['false_text']}")
-    print(f"  all: marked supported truly supported {figures['supported_text']};"
-          f" false marked unsupported/contradicted {figures['false_text']};"
-          f" true marked supported {figures['true_text']}")
+                 for c in VERDICTS]
+        print(f"{label:>16} | " + " ".join(f"{x:>13}" for x in cells))
+    figures = acceptance(rows, got)
+    for lang in [*sorted({r["lang"] for r in rows}), "all"]:
+        sub = [(r, g) for r, g in zip(rows, got, strict=True) if lang in ("all", r["lang"])]
+        f = acceptance([r for r, _ in sub], [g for _, g in sub])
+        print(f"  {lang:>3}: " + "; ".join(
+            f"{name} {_pct(*f[name])}{_mark(f[name], target, at_least)}"
+            for name, _, target, at_least in TARGETS))
     return figures
 
 
-def _acceptance(rows: list[dict[str, Any]], got: list[str]) -> dict[str, Any]:
-    marked = [r for r, g in zip(rows, got, strict=True) if g == "supported"]
-    false = [g for r, g in zip(rows, got, strict=True) if r["label"] in FALSE]
-    true = [g for r, g in zip(rows, got, strict=True) if r["label"] == "supported"]
-    good = sum(r["label"] == "supported" for r in marked)
-    caught = sum(g in FALSE for g in false)
-    found = sum(g == "supported" for g in true)
+def acceptance(rows: list[dict[str, Any]], got: list[str]) -> dict[str, tuple[int, int]]:
+    """The five figures as (part, whole): see TARGETS."""
+    pairs = list(zip(rows, got, strict=True))
+    green = [r for r, g in pairs if g == "supported"]
+    red = [r for r, g in pairs if g == "contradicted"]
+    true = [g for r, g in pairs if r["label"] == "supported"]
+    false = [g for r, g in pairs if r["label"] in FALSE]
     return {
-        "supported_precision": good / len(marked) if marked else 1.0,
-        "false_recall": caught / len(false) if false else 1.0,
-        "supported_text": _pct(good, len(marked)),
-        "false_text": _pct(caught, len(false)),
-        "true_text": _pct(found, len(true)),
+        "green-true": (sum(r["label"] == "supported" for r in green), len(green)),
+        "red-false": (sum(r["label"] in FALSE for r in red), len(red)),
+        "true-red": (sum(g == "contradicted" for g in true), len(true)),
+        "true-green": (sum(g == "supported" for g in true), len(true)),
+        "false-green": (sum(g == "supported" for g in false), len(false)),
     }
 
 
@@ -162,15 +160,25 @@ def _pct(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}% ({part}/{whole})" if whole else "– (0/0)"
 
 
+def _mark(figure: tuple[int, int], target: float, at_least: bool) -> str:
+    part, whole = figure
+    if not whole:
+        return ""
+    share = part / whole
+    return "" if (share >= target if at_least else share <= target) else " (!)"
+
+
 def rules(args: argparse.Namespace) -> None:
     rows = [r for r in load(args.pairs) if not args.origin or r["origin"] == args.origin]
     answers: dict[str, str] = {}
     p_yes: dict[str, float] | None = None
+    p_no: dict[str, float] = {}
     for path in args.judged:
         saved = json.loads(Path(path).read_text(encoding="utf-8"))
         answers.update(saved["answers"])
         if "p_yes" in saved:
             p_yes = {**(p_yes or {}), **saved["p_yes"]}
+        p_no.update(saved.get("p_no", {}))
     for name, value in args.set:
         setattr(judging, name, float(value))
     for name in ("tuning", "held-out"):
@@ -180,10 +188,13 @@ def rules(args: argparse.Namespace) -> None:
         report(f"{name}, rules", part, got)
         if answers:
             report(f"{name}, rules + judge", part,
-                   [judged_verdict(r, v, answers, p_yes) for r, v in zip(part, verdicts, strict=True)])
+                   [judged_verdict(r, v, answers, p_yes, p_no) for r, v in zip(part, verdicts, strict=True)])
         if args.show_wrong:
             for r, v in zip(part, verdicts, strict=True):
-                if str(v.verdict) != r["label"]:
+                wrong = (r["label"] == "supported") == (v.verdict is not Verdict.SUPPORTED) and (
+                    v.verdict is not Verdict.NOT_CONFIRMED) or (
+                    r["label"] == "supported" and v.verdict is Verdict.CONTRADICTED)
+                if wrong:
                     print(f"  [{r['id']}] {r['label']} -> {v.verdict}: {r['sentence'][:110]}"
                           f"\n        {v.reason[:160]}")
 
@@ -194,10 +205,19 @@ def judge_run(args: argparse.Namespace) -> None:
 
     rows = [r for r in load(args.pairs) if (args.split == "all" or half(r["question_id"]) == args.split)
             and (not args.origin or r["origin"] == args.origin)]
-    # the pairs the rules are unsure of (the ones Folio asks the judge about) first
-    rows.sort(key=lambda r: not _unsure(r, rule_verdict(r)))
-    if args.only_asked:  # the ones Folio asks about (amber, and green for a veto)
+    # the pairs Folio asks the judge about first: green and not confirmed ones (a veto or
+    # a promotion), the two halves in turn (held-out first), then the red ones
+    if args.only_asked:
         rows = [r for r in rows if is_asked(r, rule_verdict(r))]
+    turn: dict[str, int] = Counter()
+    order: dict[str, tuple[int, int, int]] = {}
+    for r in sorted(rows, key=lambda r: r["id"]):
+        v = rule_verdict(r)
+        tier = 0 if is_asked(r, v) and v.verdict is not Verdict.CONTRADICTED else 1 if is_asked(r, v) else 2
+        side = half(r["question_id"])
+        turn[f"{tier}{side}"] += 1
+        order[r["id"]] = (tier, turn[f"{tier}{side}"], side == "tuning")
+    rows.sort(key=lambda r: order[r["id"]])
     if args.limit:
         rows = rows[: args.limit]
     cache_path = Path(args.cache)
@@ -205,6 +225,7 @@ def judge_run(args: argparse.Namespace) -> None:
     answers: dict[str, str] = saved.get("answers", {})
     seconds: dict[str, float] = saved.get("seconds", {})
     p_yes: dict[str, float] = saved.get("p_yes", {})
+    p_no: dict[str, float] = saved.get("p_no", {})
     generator = LlamaGenerator(models.resolve_answer_model(args.model), threads=args.threads)
     judge = judging.Judge(generator, max_judged=1, budget_s=1e9)
     for n, row in enumerate(rows):
@@ -217,10 +238,12 @@ def judge_run(args: argparse.Namespace) -> None:
         answers[row["id"]] = opinion.answer if opinion is not None else ""
         if opinion is not None and opinion.p_yes is not None:
             p_yes[row["id"]] = opinion.p_yes
+            p_no[row["id"]] = opinion.p_no if opinion.p_no is not None else 1 - opinion.p_yes
         print(f"{n + 1}/{len(rows)} {row['id']} {row['label']:>12} -> {opinion} "
               f"{seconds[row['id']]:.1f}s", flush=True)
         cache_path.write_text(json.dumps({"model": args.model, "model_id": generator.model_id,
-                                          "answers": answers, "p_yes": p_yes, "seconds": seconds}, indent=1))
+                                          "answers": answers, "p_yes": p_yes, "p_no": p_no,
+                                          "seconds": seconds}, indent=1))
     asked = [r for r in rows if r["id"] in answers]
     expect = {"supported": "yes", "partial": "partial", "unsupported": "no", "contradicted": "no"}
     right = sum(answers[r["id"]] == expect[r["label"]] for r in asked)

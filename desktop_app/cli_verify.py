@@ -27,7 +27,9 @@ def add_parser(sub: Any) -> None:
     p = sub.add_parser(
         "verify", help="check a text (an exported answer or your own draft) against the library",
         description="Each sentence gets its best supporting passage in the library (file, page,"
-                    " quote) and a verdict: supported, partial, unsupported, not_factual.",
+                    " quote) and a verdict: supported (the passage states it), contradicted (it says"
+                    " otherwise: a number, a negation, a party or a condition), not_confirmed (the"
+                    " passage does not state it), not_factual.",
     )
     p.add_argument("file", type=Path, nargs="?", help="Markdown or plain text; - reads standard input")
     p.add_argument("--claims", type=Path, default=None, metavar="FILE.jsonl",

@@ -45,12 +45,33 @@ class PageQuality(StrEnum):
 
 
 class Verdict(StrEnum):
+    """What the cited passage makes of a sentence, as the reader sees it.
+
+    SUPPORTED (green): the passage states it. CONTRADICTED (red): the passage says
+    otherwise, and ``ClaimVerdict.quote`` shows where and ``conflict`` what (a number, a
+    negation, a party, a condition). NOT_CONFIRMED (a neutral mark): the cited passage does
+    not state it, which says nothing about whether it is true. UNCITED: no marker.
+    NOT_FACTUAL: a greeting, a question, a fragment: nothing to check.
+    """
+
     SUPPORTED = "supported"
-    PARTIAL = "partial"
-    UNSUPPORTED = "unsupported"
-    CONTRADICTED = "contradicted"  # the cited passage states the opposite (``quote`` says what)
+    CONTRADICTED = "contradicted"
+    NOT_CONFIRMED = "not_confirmed"
     UNCITED = "uncited"
     NOT_FACTUAL = "not_factual"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Verdict | None:
+        # "partial" and "unsupported" (saved answers, exports and judge caches written
+        # before the neutral state) both meant "the passage does not state it"
+        return cls.NOT_CONFIRMED if value in LEGACY_NOT_CONFIRMED else None
+
+
+# The verdict names that NOT_CONFIRMED replaced (core/library/answer_records.py rewrites them).
+LEGACY_NOT_CONFIRMED = ("partial", "unsupported")
+
+# What a CONTRADICTED verdict's passage states otherwise (``ClaimVerdict.conflict``).
+CONFLICT_KINDS = ("number", "negation", "party", "condition")
 
 
 class CitationStyle(StrEnum):
@@ -464,6 +485,7 @@ class ClaimVerdict:
     reason: str = ""
     support_id: str | None = None  # whose text ``support`` indexes: one of ``ids`` or ``suggested``
     quote: str = ""  # the passage's words that contradict the sentence or state it only if...
+    conflict: str = ""  # of a CONTRADICTED verdict: one of CONFLICT_KINDS
     event: str = field(default="claim", init=False)
 
     def to_json(self) -> JsonObject:
@@ -479,6 +501,7 @@ class ClaimVerdict:
             "support_id": self.support_id,
             "reason": self.reason,
             "quote": self.quote,
+            "conflict": self.conflict,
         }
 
 
@@ -612,11 +635,12 @@ Citations = Mapping[str, Sequence[Span]] | Sequence[tuple[str, Span]]
 
 def all_unsupported(verdicts: Iterable[ClaimVerdict]) -> bool:
     """True when the answer states facts and none of them is backed: every factual sentence
-    is unsupported or uncited, and Folio found no source for it either (no ``suggested``).
+    is not confirmed, contradicted or uncited, and Folio found no source for it either (no
+    ``suggested``).
     The window then shows a banner."""
     factual = [v for v in verdicts if v.verdict is not Verdict.NOT_FACTUAL]
     return bool(factual) and all(
-        v.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED, Verdict.UNCITED)
+        v.verdict in (Verdict.NOT_CONFIRMED, Verdict.CONTRADICTED, Verdict.UNCITED)
         and v.suggested is None
         for v in factual
     )

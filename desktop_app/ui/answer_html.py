@@ -28,15 +28,21 @@ SOURCE_CHANGED = "source changed since this answer"
 SOURCE_REMOVED = "source removed"
 NO_BASIS_TEXT = "The documents hold no basis for this question — verify manually"
 VERDICT_WORDS = {
-    Verdict.SUPPORTED: "supported by the cited passage",
-    Verdict.PARTIAL: "only partly supported by the cited passage",
-    Verdict.UNSUPPORTED: "not supported by the cited passage",
-    Verdict.CONTRADICTED: "contradicted by the cited passage",
-    Verdict.UNCITED: "a claim without a citation",
+    Verdict.SUPPORTED: "supported: the cited passage states this",
+    Verdict.NOT_CONFIRMED: "not confirmed: the cited passage does not state this",
+    Verdict.CONTRADICTED: "contradicted: the cited passage says otherwise",
+    Verdict.UNCITED: "uncited: a claim without a citation",
+}
+# What a contradicted sentence's passage states otherwise (types.CONFLICT_KINDS).
+CONFLICT_WORDS = {
+    "number": "another number",
+    "negation": "the opposite",
+    "party": "it of another party",
+    "condition": "it only under a condition",
 }
 LEGEND = (
-    "Underline: green = supported, amber = partly supported, "
-    "red = not supported or contradicted by the cited passage, grey = no citation"
+    "Underline: green = supported, red = contradicted (the passage says otherwise), "
+    "blue-grey = not confirmed (the cited passage does not state it), grey = no citation"
 )
 
 
@@ -56,16 +62,15 @@ class Colours:
     banner_fg: str = "#6b4b00"
     question_bg: str = "#eef1f5"
     supported: str = "#2e7d32"
-    partial: str = "#d49100"
-    unsupported: str = "#c62828"
+    not_confirmed: str = "#5b7fa6"  # neutral: neither green nor red, nor the uncited grey
+    contradicted: str = "#c62828"
     uncited: str = "#8a8a8a"
 
     def verdict(self, verdict: Verdict) -> str | None:
         return {
             Verdict.SUPPORTED: self.supported,
-            Verdict.PARTIAL: self.partial,
-            Verdict.UNSUPPORTED: self.unsupported,
-            Verdict.CONTRADICTED: self.unsupported,
+            Verdict.NOT_CONFIRMED: self.not_confirmed,
+            Verdict.CONTRADICTED: self.contradicted,
             Verdict.UNCITED: self.uncited,
         }.get(verdict)
 
@@ -83,8 +88,8 @@ DARK = Colours(
     banner_fg="#ffe2a0",
     question_bg="#2d3137",
     supported="#66bb6a",
-    partial="#ffca28",
-    unsupported="#ff6b6b",
+    not_confirmed="#8fb3d9",
+    contradicted="#ff6b6b",
     uncited="#9e9e9e",
 )
 
@@ -312,8 +317,12 @@ def _text_html(fragment: str, verdict: ClaimVerdict | None, colours: Colours) ->
         tip += " [" + ", ".join(verdict.ids) + "]"
     if verdict.score:
         tip += f" · score {verdict.score:.2f}"
+    if verdict.verdict is Verdict.CONTRADICTED and verdict.conflict in CONFLICT_WORDS:
+        tip += f"\nIt states {CONFLICT_WORDS[verdict.conflict]}."
     if verdict.quote:  # what the passage says instead (or under which condition)
         tip += f"\nThe passage says: “{verdict.quote}”"
+    if verdict.verdict is Verdict.NOT_CONFIRMED and verdict.suggested_label:
+        tip += f"\nA better passage: [{verdict.suggested_label}]"
     if verdict.reason:
         tip += f"\n{verdict.reason}"
     tip += f"\n\n{LEGEND}"

@@ -88,6 +88,7 @@ class CheckedTurn:
             verdicts.append(ClaimVerdict(
                 (start, end), _verdict(check.verdict), ids, check.score, support=tuple(check.support),
                 reason=_tooltip_reason(check), support_id=ids[0] if ids else None,
+                quote=check.quote, conflict=check.conflict,
             ))
         out.append(text[pos:])
         turn.text = "".join(out)
@@ -118,11 +119,11 @@ def check_turn(name: str) -> AnswerTurn:
 
 def _verdict(value: Any) -> Verdict:
     """The verdict as the renderer knows it; a value this version does not know (a newer
-    scorer's) keeps its own name if Verdict has it, else counts as unsupported."""
+    scorer's) keeps its own name if Verdict has it, else counts as not confirmed."""
     try:
         return Verdict(str(value))
     except ValueError:
-        return Verdict.UNSUPPORTED
+        return Verdict.NOT_CONFIRMED
 
 
 def _tooltip_reason(check: Any) -> str:

@@ -88,7 +88,7 @@ def _verdict(claim: dict[str, Any]) -> ClaimVerdict:
         (int(start), int(end)), Verdict(claim["verdict"]), tuple(claim.get("ids", [])),
         float(claim.get("score", 0.0)), claim.get("suggested"), claim.get("suggested_label"),
         tuple((int(a), int(b)) for a, b in claim.get("support", [])), claim.get("reason", ""),
-        claim.get("support_id"), claim.get("quote", ""),
+        claim.get("support_id"), claim.get("quote", ""), claim.get("conflict", ""),
     )
 
 

@@ -97,7 +97,7 @@ def test_json_export_holds_question_answer_citations_verdicts_and_document_ident
     first = audit["verdicts"][0]
     assert first["sentence"].startswith("Damage must be reported") and first["verdict"] == "supported"
     assert first["chunk_ids"] == [citation["chunk_id"]]
-    assert audit["verdicts"][1]["verdict"] == "unsupported"  # cites a label it was not given
+    assert audit["verdicts"][1]["verdict"] == "not_confirmed"  # cites a label it was not given
 
 
 def test_markdown_export_has_footnotes_quoting_the_passage_verbatim(lib: Library) -> None:

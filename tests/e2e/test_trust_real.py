@@ -113,11 +113,11 @@ def test_the_judge_answers_from_the_model_then_from_the_cache(tmp_path: Path, ge
         passage = JudgedPassage("0123456789abcdef:2:0", " ".join(LEASE[1]))
         # Cited, partly worded like the passage (the rule scorer's "partial"), but not in it.
         sentence = "The landlord must paint the house every year [1]."
-        verdict = ClaimVerdict((0, len(sentence)), Verdict.PARTIAL, ("1",), 0.4, support_id="1", reason="40%")
+        verdict = ClaimVerdict((0, len(sentence)), Verdict.NOT_CONFIRMED, ("1",), 0.4, support_id="1", reason="40%")
         first = Judge(generator, store)
         updates = first.review(sentence, [verdict], {"1": passage})
         assert first.model_calls == 1 and len(updates) == 1
-        assert updates[0].verdict is Verdict.UNSUPPORTED
+        assert updates[0].verdict is Verdict.NOT_CONFIRMED
         assert "judge" in updates[0].reason
         again = Judge(generator, store)
         assert again.review(sentence, [verdict], {"1": passage}) == updates

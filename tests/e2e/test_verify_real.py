@@ -99,7 +99,7 @@ def test_a_claims_batch_round_trips(library: tuple[Path, dict[str, str]]) -> Non
     assert [r["line"] for r in results] == [1, 2, 3, 4]
     true, number, bad, invented = results
     assert true["id"] == "true" and true["verdict"] == "supported" and "100 words" in true["quote"]
-    assert number["verdict"] in ("unsupported", "contradicted") and "250" in number["reason"]
+    assert number["verdict"] in ("not_confirmed", "contradicted") and "250" in number["reason"]
     assert bad["error"].startswith("not JSON")
     assert invented["id"] == "invented" and "[4]" in invented["reason"]
 
@@ -119,5 +119,5 @@ def test_the_small_model_judges_the_unsure_claims(library: tuple[Path, dict[str,
     assert done.returncode == 0, done.stderr
     unsure, stated = [json.loads(line) for line in done.stdout.splitlines()]
     assert unsure["line"] == 1 and unsure["judge_asked"] is True
-    assert unsure["verdict"] in ("supported", "partial", "unsupported")
+    assert unsure["verdict"] in ("supported", "not_confirmed", "contradicted")
     assert stated["line"] == 2 and "judge_asked" in stated

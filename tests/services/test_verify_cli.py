@@ -140,8 +140,9 @@ class JudgeReplies:
 
 
 def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> None:
-    """With a judge the answer model is asked about a line the rules call partial, and its
-    answer does what it does in an answer (judge.POLICY: a 'no' turns it red)."""
+    """With a judge the answer model is asked about a line the rules leave not confirmed,
+    and its answer does what it does in an answer (judge.decide: a sampled 'no' leaves it
+    not confirmed, never red: red needs the passage's conflicting words)."""
     from desktop_app.core.verdicts.judge import decide
     passages = [{"label": "1", "text": LEASE[1][1]}]
     lines = [
@@ -157,8 +158,8 @@ def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> N
     finally:
         asyncio.run(kb.close())
     unsure, stated = results
-    assert rules_only[0]["verdict"] == "partial" and "judge_asked" not in rules_only[0]
-    assert unsure["judge_asked"] and unsure["verdict"] == str(decide(Verdict.PARTIAL, "no")) != "partial"
+    assert rules_only[0]["verdict"] == "not_confirmed" and "judge_asked" not in rules_only[0]
+    assert unsure["judge_asked"] and unsure["verdict"] == str(decide(Verdict.NOT_CONFIRMED, "no")) == "not_confirmed"
     assert "judge" in unsure["reason"]
     assert stated["verdict"] in ("supported", str(decide(Verdict.SUPPORTED, "no")))
     assert len(gen.prompts) == 1 + stated["judge_asked"]  # a judge may also be asked to veto
@@ -177,5 +178,5 @@ def test_checking_a_text_with_the_judge_asks_about_unsure_sentences(folder: Path
         asyncio.run(kb.close())
     rent, damage = events[1:3]
     assert rent.verdict is Verdict.SUPPORTED
-    assert damage.verdict is decide(Verdict.PARTIAL, "no") is not Verdict.PARTIAL and "judge" in damage.reason
+    assert damage.verdict is decide(Verdict.NOT_CONFIRMED, "no") is Verdict.NOT_CONFIRMED and "judge" in damage.reason
     assert damage.source is not None and damage.source.page == 2 and len(gen.prompts) == 1

@@ -131,7 +131,7 @@ def test_an_answer_with_no_backed_statement_gets_a_banner(window, fake_kb, libra
     answer = warranty_answer(library)
     second = ANSWER.index("Later")
     answer.verdicts = [
-        ClaimVerdict((0, second - 1), Verdict.UNSUPPORTED, ("1",), 0.1, reason="60 vs 30"),
+        ClaimVerdict((0, second - 1), Verdict.NOT_CONFIRMED, ("1",), 0.1, reason="60 vs 30"),
         ClaimVerdict((second, len(ANSWER)), Verdict.UNCITED, (), 0.0),
     ]
     fake_kb.saved["bad"] = saved_record(QUESTION, answer, "bad")

@@ -26,17 +26,19 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import KnownError, LibraryDamagedError, io_error
+from desktop_app.core.types import LEGACY_NOT_CONFIRMED, Verdict
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1  # PRAGMA user_version of the answers file
+SCHEMA_VERSION = 2  # PRAGMA user_version of the answers file
+# Version 1's tables; _UPGRADES brings them to SCHEMA_VERSION.
 _SCHEMA = """
     CREATE TABLE IF NOT EXISTS answers (
         answer_id TEXT PRIMARY KEY,
@@ -62,6 +64,29 @@ _SCHEMA = """
         added_at TEXT NOT NULL
     );
 """
+
+
+def _not_confirmed(con: sqlite3.Connection) -> None:
+    """Version 2: the verdicts "partial" and "unsupported" of saved answers (in their JSON
+    payload) are both "not_confirmed" (types.Verdict)."""
+    rows = con.execute("SELECT answer_id, payload FROM answers WHERE payload LIKE '%\"verdict\"%'").fetchall()
+    for answer_id, text in rows:
+        payload = json.loads(text)
+        changed = False
+        for claim in payload.get("claims", []) if isinstance(payload, dict) else []:
+            if isinstance(claim, dict) and claim.get("verdict") in LEGACY_NOT_CONFIRMED:
+                claim["verdict"] = str(Verdict.NOT_CONFIRMED)
+                changed = True
+        if changed:
+            con.execute("UPDATE answers SET payload = ? WHERE answer_id = ?",
+                        [json.dumps(payload, ensure_ascii=False), answer_id])
+
+
+# The steps from one version to the next, in order: a file at version v runs every step
+# above v up to SCHEMA_VERSION, in one transaction with the version it reaches.
+_UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _not_confirmed,
+}
 
 
 def answers_path(db_path: Path | str) -> Path:
@@ -99,12 +124,28 @@ class AnswerArchive:
                     "Update Folio to read them (they are left as they are).",
                 )
             if version < SCHEMA_VERSION:
-                con.executescript("BEGIN IMMEDIATE;" + _SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;")
+                self._upgrade(con, version)
         except sqlite3.Error as exc:
             con.close()
             raise self._error(exc, "opening the saved answers") from exc
         except KnownError:
             con.close()
+            raise
+
+    @staticmethod
+    def _upgrade(con: sqlite3.Connection, version: int) -> None:
+        """Version 1's tables (a new file), then each step above ``version``, in one
+        transaction: a crash leaves the file as it was."""
+        con.executescript("BEGIN IMMEDIATE;" + _SCHEMA)  # leaves the transaction open
+        try:
+            for step in sorted(_UPGRADES):
+                if version < step <= SCHEMA_VERSION:
+                    _UPGRADES[step](con)
+            con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            con.execute("COMMIT")
+        except BaseException:
+            if con.in_transaction:
+                con.execute("ROLLBACK")
             raise
 
     def _error(self, exc: BaseException, doing: str) -> KnownError:

@@ -21,10 +21,16 @@ from typing import Any
 
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.library.store import Store
-from desktop_app.core.types import CitationStyle, SourceState
+from desktop_app.core.types import CitationStyle, SourceState, Verdict
 
 logger = logging.getLogger(__name__)
 
+# How the Markdown export names each verdict a reader needs to look at.
+VERDICT_NAMES = {
+    "contradicted": "contradicted (the cited passage says otherwise)",
+    "not_confirmed": "not confirmed (the cited passage does not state this)",
+    "uncited": "uncited",
+}
 STATE_WORDS = {
     "changed": "source changed since this answer: re-ask?",
     "removed": "source removed",
@@ -121,11 +127,12 @@ def audit_record(record: dict[str, Any]) -> dict[str, Any]:
         ids = list(claim.get("ids", []))
         verdicts.append({
             "sentence": text[start:end], "sentence_span": [start, end],
-            "verdict": claim["verdict"], "ids": ids,
+            "verdict": str(Verdict(claim["verdict"])), "ids": ids,
             "chunk_ids": [sources[i]["chunk_id"] for i in ids if i in sources],
             "score": claim.get("score", 0.0), "reason": claim.get("reason", ""),
             "suggested_chunk_id": claim.get("suggested"),
             "support_id": claim.get("support_id"), "support": claim.get("support", []),
+            "quote": claim.get("quote", ""), "conflict": claim.get("conflict", ""),
         })
     return {
         "answer_id": record["answer_id"],
@@ -217,8 +224,10 @@ def export_markdown(record: dict[str, Any]) -> str:
         lines += ["## Checks", "", "Checked by Folio: "
                   + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())), ""]
         for v in audit["verdicts"]:
-            if v["verdict"] in ("unsupported", "contradicted", "uncited", "partial"):
-                lines.append(f"- “{' '.join(v['sentence'].split())}” — {v['verdict']}: {v['reason']}")
+            if v["verdict"] in ("not_confirmed", "contradicted", "uncited"):
+                said = f" The passage says: “{v['quote']}”" if v.get("quote") else ""
+                lines.append(f"- “{' '.join(v['sentence'].split())}” — {VERDICT_NAMES[v['verdict']]}:"
+                             f" {v['reason']}{said}")
         lines.append("")
     sources = {s["id"]: s for s in record.get("sources", [])}
     for c in audit["citations"]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -38,7 +39,7 @@ from desktop_app.core.verdicts.mismatch import (
     paired_otherwise,
 )
 
-__all__ = ["PARTIAL_MIN", "SUPPORTED_MIN", "ClaimScore", "Embed", "score_claim"]
+__all__ = ["PARTIAL_MIN", "SUPPORTED_MIN", "ClaimScore", "Embed", "Rule", "score_claim"]
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 
@@ -60,21 +61,45 @@ MAIN_SENTENCE_MIN = 0.5  # a supported claim has one passage sentence stating th
 MAX_UNMATCHED = 0.5  # content words (1 each; CJK bigrams 1/2) a supported claim may lack
 
 
+class Rule(StrEnum):
+    """The rule scorer's four grades. The reader sees three (:attr:`ClaimScore.verdict`):
+    PARTIAL and UNSUPPORTED are both "not confirmed"; a PARTIAL one (score from
+    PARTIAL_MIN) is worth the judge's question (core/verdicts/judge.py)."""
+
+    SUPPORTED = "supported"
+    PARTIAL = "partial"
+    UNSUPPORTED = "unsupported"
+    CONTRADICTED = "contradicted"
+
+
+_SHOWN = {Rule.SUPPORTED: Verdict.SUPPORTED, Rule.PARTIAL: Verdict.NOT_CONFIRMED,
+          Rule.UNSUPPORTED: Verdict.NOT_CONFIRMED, Rule.CONTRADICTED: Verdict.CONTRADICTED}
+# What a meaning.Finding of each kind conflicts in (types.CONFLICT_KINDS).
+_CONFLICT = {"negation": "negation", "opposite": "negation", "modality": "negation", "tick": "negation",
+             "subject": "party", "owner": "party", "group": "party", "number": "number",
+             "condition": "condition", "attribution": "condition"}
+
+
 @dataclass(frozen=True)
 class ClaimScore:
-    verdict: Verdict  # SUPPORTED, PARTIAL, UNSUPPORTED or CONTRADICTED
+    rule: Rule
     score: float  # in [0, 1]
     support: tuple[Span, ...]  # best-supporting passage sentences, offsets into the passage
     reason: str
     coverage: float = 0.0  # share of the claim's content units found in ``support``
     cosine: float | None = None  # best sentence cosine, when an embedder was given
     quote: str = ""  # the passage's words that contradict the claim (or make it conditional)
+    conflict: str = ""  # what ``quote`` states otherwise: one of types.CONFLICT_KINDS
+
+    @property
+    def verdict(self) -> Verdict:
+        return _SHOWN[self.rule]
 
 
-def _verdict_for(score: float) -> Verdict:
+def _verdict_for(score: float) -> Rule:
     if score >= SUPPORTED_MIN:
-        return Verdict.SUPPORTED
-    return Verdict.PARTIAL if score >= PARTIAL_MIN else Verdict.UNSUPPORTED
+        return Rule.SUPPORTED
+    return Rule.PARTIAL if score >= PARTIAL_MIN else Rule.UNSUPPORTED
 
 
 def _cosines(embed: Embed, claim: str, texts: Sequence[str]) -> np.ndarray:
@@ -127,26 +152,26 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
         if other is not None:
             reason = f"the passage gives another number than {', '.join(missing)}"
             reason += f"; the passage says: {other}"
-            return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support,
-                              reason, coverage, cosine, quote=other)
+            return ClaimScore(Rule.CONTRADICTED, min(score, CONTRADICTION_CAP), support,
+                              reason, coverage, cosine, quote=other, conflict="number")
         stated = ", ".join(dict.fromkeys(n.surface for n in p.numbers)) or "none"
         reason = f"the passage does not state {', '.join(missing)} (numbers there: {stated[:80]})"
         score = min(score, NUMBER_MISMATCH_CAP)
-        return ClaimScore(Verdict.UNSUPPORTED, score, support, reason, coverage, cosine)
+        return ClaimScore(Rule.UNSUPPORTED, score, support, reason, coverage, cosine)
     moved = number_elsewhere(units, claim_numbers, p.texts)
     if moved is not None:
         reason = f"the passage states it with another number; the passage says: {moved}"
-        return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
-                          coverage, cosine, quote=moved)
+        return ClaimScore(Rule.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
+                          coverage, cosine, quote=moved, conflict="number")
     paired = paired_otherwise(claim_numbers, p.texts)
     if paired is not None:
         reason = f"the passage pairs the claim's numbers otherwise; the passage says: {paired}"
-        return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
-                          coverage, cosine, quote=paired)
+        return ClaimScore(Rule.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
+                          coverage, cosine, quote=paired, conflict="number")
     elsewhere = misattached(claim, claim_numbers, p.texts)
     if elsewhere is not None:
         reason = f"the passage states the number of another thing; the passage says: {elsewhere}"
-        return ClaimScore(Verdict.UNSUPPORTED, min(score, NUMBER_MISMATCH_CAP), support, reason,
+        return ClaimScore(Rule.UNSUPPORTED, min(score, NUMBER_MISMATCH_CAP), support, reason,
                           coverage, cosine, quote=elsewhere)
     reason = f"{coverage:.0%} of the claim's content found in {len(picks)} passage sentence(s)"
     if cosine is not None:
@@ -157,54 +182,55 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
             score = SUPPORTED_MIN
             reason += ", stated with the same words"
     verdict = _verdict_for(score)
-    if verdict is Verdict.SUPPORTED and picks and total and (
+    if verdict is Rule.SUPPORTED and picks and total and (
         sum(units[u] for u in units.keys() & p.units[picks[0]]) / total < MAIN_SENTENCE_MIN
     ):
-        verdict, score = Verdict.PARTIAL, min(score, SUPPORTED_MIN - 0.01)
+        verdict, score = Rule.PARTIAL, min(score, SUPPORTED_MIN - 0.01)
         reason += "; no passage sentence states most of it"
     if _repeats(claim):
-        return ClaimScore(Verdict.UNSUPPORTED, 0.0, support, "the sentence repeats itself",
+        return ClaimScore(Rule.UNSUPPORTED, 0.0, support, "the sentence repeats itself",
                           coverage, cosine)
     if _fragment(claim):
-        return ClaimScore(Verdict.UNSUPPORTED, min(score, PARTIAL_MIN - 0.01), support,
+        return ClaimScore(Rule.UNSUPPORTED, min(score, PARTIAL_MIN - 0.01), support,
                           "not a whole sentence: it states no complete claim", coverage, cosine)
     unmatched = unmatched_weight(units, covered, p.all_units)
-    if verdict is not Verdict.UNSUPPORTED and picks:
+    if verdict is not Rule.UNSUPPORTED and picks:
         named = other_name(claim, p.all_units, p.texts[picks[0]])
         if named is not None:
             reason = f"the passage names {named[1]}, not {named[0]}"
-            return ClaimScore(Verdict.UNSUPPORTED, min(score, PARTIAL_MIN - 0.01), support, reason,
+            return ClaimScore(Rule.UNSUPPORTED, min(score, PARTIAL_MIN - 0.01), support, reason,
                               coverage, cosine, quote=" ".join(p.texts[picks[0]].split()))
-    if verdict is Verdict.SUPPORTED and unmatched > MAX_UNMATCHED and "same words" not in reason:
+    if verdict is Rule.SUPPORTED and unmatched > MAX_UNMATCHED and "same words" not in reason:
         # a content word the passage does not have: "refused" for "agreed", "little-endian"
         # for "network": a lexical scorer cannot tell a paraphrase from a change; amber, and
         # the judge decides
-        verdict, score = Verdict.PARTIAL, min(score, SUPPORTED_MIN - 0.01)
+        verdict, score = Rule.PARTIAL, min(score, SUPPORTED_MIN - 0.01)
         reason += f"; {unmatched:g} content word(s) of the claim not in the passage"
     if direction_conflict(claim, claim_numbers, picked):
         reason = "the passage states the number with the opposite direction (rise vs fall)"
-        return ClaimScore(Verdict.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
-                          coverage, cosine)
-    if verdict is not Verdict.UNSUPPORTED:
+        return ClaimScore(Rule.CONTRADICTED, min(score, CONTRADICTION_CAP), support, reason,
+                          coverage, cosine, quote=" ".join(picked[0].split()) if picked else "",
+                          conflict="number")
+    if verdict is not Rule.UNSUPPORTED:
         found = meaning.conflict(claim, p.texts, content_units, p.texts)
         if found is not None:
-            verdict = Verdict.CONTRADICTED if found.opposite else Verdict.UNSUPPORTED
+            verdict = Rule.CONTRADICTED if found.opposite else Rule.UNSUPPORTED
             cap = CONTRADICTION_CAP if found.opposite else PARTIAL_MIN - 0.01
             return ClaimScore(verdict, min(score, cap), support, found.reason(), coverage, cosine,
-                              quote=found.quote)
-    ticked = meaning.ticked_box(claim, p.texts, content_units) if verdict is not Verdict.UNSUPPORTED else None
+                              quote=found.quote, conflict=_CONFLICT[found.kind])
+    ticked = meaning.ticked_box(claim, p.texts, content_units) if verdict is not Rule.UNSUPPORTED else None
     if ticked is not None and ticked[0]:
         # the box the passage ticked says what the claim says: no second opinion needed
         reason += f"; the passage ticks the box the claim states: {ticked[1]}"
         return ClaimScore(verdict, min(max(score, 0.0), 1.0), support, reason, coverage, cosine,
                           quote=ticked[1])
-    if verdict is Verdict.UNSUPPORTED and _other_language(claim, passage):
+    if verdict is Rule.UNSUPPORTED and _other_language(claim, passage):
         # A Chinese or German sentence citing an English passage shares no words with it
         # ("签署" / "signed"), so its coverage says nothing; its numbers agreed above. Amber,
         # and the judge (judge.py) weighs it: it tells such true and false sentences apart
         # where the rules cannot (bench/verdicts.py rules --origin crosslingual).
         reason += "; the passage is in another language, so its words cannot be matched"
-        return ClaimScore(Verdict.PARTIAL, PARTIAL_MIN, support, reason, coverage, cosine)
+        return ClaimScore(Rule.PARTIAL, PARTIAL_MIN, support, reason, coverage, cosine)
     return ClaimScore(verdict, min(max(score, 0.0), 1.0), support, reason, coverage, cosine)
 
 

@@ -1,23 +1,22 @@
 """The judge: a second opinion from the loaded answer model on the sentences the rule
-scorer was unsure about. Qt-free, no asyncio.
+scorer was unsure about or marked. Qt-free, no asyncio.
 
-Only sentences the rules call supported or partial against a passage they cite are asked
-about: never uncited ones, never those whose numbers the passage does not state and never
-those the passage contradicts (the rules are exact there and quote the passage); green ones
-only when the model can give P(yes) (a sampled word is too often wrong for a veto). Each question is one short completion — "Does the passage support the
-sentence? Answer yes, partial or no." — constrained by a grammar to those three words, at
-temperature 0, on the thread that owns the model, after the answer has finished, within a
-time budget (:data:`BUDGET_S`). Answers are cached by (sha256 of the sentence, chunk id),
-so re-asking costs nothing.
+Asked about: a sentence the rules call contradicted (red must be earned: the judge's P(no)
+confirms it, else it is only "not confirmed"), one they call supported (a veto) and one
+they leave not confirmed with a score from PARTIAL_MIN (it may turn green); never an
+uncited one, never a not confirmed one whose numbers the passage does not state. Each
+question is one short completion — "Does the passage support the sentence? Answer yes,
+partial or no." — on the thread that owns the model, after the answer has finished,
+within a time budget (:data:`BUDGET_S`). Answers are cached by (sha256 of the sentence,
+chunk id), so re-asking costs nothing.
 
 With a model that can score a reply (``reply_logprob``: the local model does, a fake or a
 server may not), the judge reads the probability of each answer after the question,
-teacher-forced, instead of sampling one: ``P(yes)`` among yes/partial/no. What it does
-with it is :func:`decide`: green needs ``P(yes) >= GREEN_P``, a green sentence the judge
-doubts (``P(yes) < KEEP_GREEN_P``) turns amber, one below ``RED_P`` turns red. Without
-probabilities only :data:`POLICY` applies (a ``no`` turns amber red). The updated
-:class:`ClaimVerdict` keeps the sentence span and says in its reason what the judge said.
-bench/verdicts.py measures it.
+teacher-forced: ``P(yes)`` and ``P(no)`` among yes/partial/no. What it does with them is
+:func:`decide`. Without probabilities only :data:`POLICY` applies. The judge never makes a
+sentence red by itself: red needs the passage's conflicting words, which only the rules
+find. The updated :class:`ClaimVerdict` keeps the sentence span and says in its reason what
+the judge said. bench/verdicts.py measures it.
 """
 
 from __future__ import annotations
@@ -34,6 +33,7 @@ from desktop_app.core.errors import Cancelled
 from desktop_app.core.stages import Generator, JudgeCache
 from desktop_app.core.text.sentences import split_sentences
 from desktop_app.core.types import ClaimVerdict, Span, Verdict
+from desktop_app.core.verdicts.claim_score import PARTIAL_MIN
 from desktop_app.core.verdicts.claims import missing_numbers, numbers_in, plain_text
 
 logger = logging.getLogger(__name__)
@@ -47,23 +47,20 @@ SYSTEM = (
 GRAMMAR = 'root ::= ("yes" | "partial" | "no")\n'
 ANSWERS = ("yes", "partial", "no")
 # Without P(yes) (a model server cannot score replies): what the judge's sampled answer makes
-# of the rule scorer's verdict; a pair not listed keeps it.
-# A sampled "yes" is wrong too often to turn amber green, a "no" is right often enough to
-# turn amber red; a "yes" leaves it amber (the tooltip says the judge agreed). Chosen on the
-# tuning half of bench/data/verdict_pairs.jsonl (bench/verdicts.py rules --judged).
+# of the rule scorer's verdict; a pair not listed keeps it. A sampled "yes" is wrong too
+# often to turn a sentence green; it is enough to take back a red the rules found (a red
+# the judge does not see is not earned).
 POLICY: dict[tuple[Verdict, str], Verdict] = {
-    (Verdict.PARTIAL, "no"): Verdict.UNSUPPORTED,
+    (Verdict.CONTRADICTED, "yes"): Verdict.NOT_CONFIRMED,
 }
-# With P(yes): amber turns green from GREEN_P, green stays green from KEEP_GREEN_P (below it
-# the judge's doubt turns it amber), and amber or green turns red below RED_P: no false
-# sentence marked supported and the most false ones caught, on the tuning half of
-# bench/data/verdict_pairs.jsonl (bench/verdicts.py judge, then rules --judged ... --set
-# NAME VALUE to try a threshold).
-GREEN_P = 0.97
-KEEP_GREEN_P = 0.8
-RED_P = 0.5
-# the verdicts worth a question: amber ones, and green ones (the judge may veto them)
-JUDGED = (Verdict.PARTIAL, Verdict.SUPPORTED)
+# With P(yes) and P(no), chosen on the tuning half of bench/data/verdict_pairs.jsonl for
+# the issue's precision targets (bench/verdicts.py judge, then rules --judged FILE --set
+# NAME VALUE to try one): a not confirmed sentence turns green from GREEN_P, a green one
+# stays green from KEEP_GREEN_P (below it the judge's doubt makes it not confirmed), and a
+# red one stays red only from RED_NO_P.
+GREEN_P = 0.7
+KEEP_GREEN_P = 0.85
+RED_NO_P = 0.3
 # At most this many model calls per answer, and no new call after BUDGET_S seconds: a few
 # seconds a pair with the default model (bench/verdicts.py judge prints the median).
 MAX_JUDGED = 8
@@ -107,7 +104,7 @@ def claim_text(sentence: str) -> str:
 def sentence_sha(sentence: str) -> str:
     """The cache key of a sentence: the sha256 of :func:`claim_text` (and of the question's
     version: answers to the earlier questions, without probabilities, are not reused)."""
-    return hashlib.sha256(("v3\n" + claim_text(sentence)).encode("utf-8")).hexdigest()
+    return hashlib.sha256(("v4\n" + claim_text(sentence)).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -117,18 +114,23 @@ class Opinion:
 
     answer: str  # "yes", "partial" or "no"
     p_yes: float | None = None
+    p_no: float | None = None
 
     def encoded(self) -> str:
-        """As the cache keeps it: "yes 0.9731", or the bare answer."""
-        return self.answer if self.p_yes is None else f"{self.answer} {self.p_yes:.4f}"
+        """As the cache keeps it: "yes 0.9731 0.0100" (P(yes), P(no)), or the bare answer."""
+        if self.p_yes is None:
+            return self.answer
+        return f"{self.answer} {self.p_yes:.4f} {self.p_no if self.p_no is not None else 1 - self.p_yes:.4f}"
 
     @staticmethod
     def decoded(text: str) -> Opinion | None:
         answer = parse_reply(text)
         if answer is None:
             return None
-        m = re.search(r"\s([01](?:\.\d+)?)$", text.strip())
-        return Opinion(answer, float(m.group(1)) if m else None)
+        probabilities = [float(x) for x in re.findall(r"\s([01](?:\.\d+)?)(?=\s|$)", text.strip())]
+        if not probabilities:
+            return Opinion(answer)
+        return Opinion(answer, probabilities[0], probabilities[1] if len(probabilities) > 1 else None)
 
 
 def parse_reply(reply: str) -> str | None:
@@ -221,8 +223,10 @@ class Judge:
         updated: list[ClaimVerdict] = []
         asked = 0
         started = self.clock()
-        # the unsure sentences first, the green ones (a veto) after them
-        for verdict in sorted(verdicts, key=lambda v: v.verdict is Verdict.SUPPORTED):
+        # the red ones first (a wrong red costs the reader's trust most), then the unsure
+        # ones, the green ones (a veto) last
+        order = {Verdict.CONTRADICTED: 0, Verdict.NOT_CONFIRMED: 1, Verdict.SUPPORTED: 2}
+        for verdict in sorted(verdicts, key=lambda v: order.get(v.verdict, 3)):
             if asked >= self.max_judged or self.should_cancel():
                 break
             if self.clock() - started >= self.budget_s:
@@ -234,8 +238,9 @@ class Judge:
             start, end = verdict.sentence_span
             sentence = text[start:end]
             passage = passages[target]
-            if missing_numbers(numbers_in(sentence), numbers_in(passage.text)):
-                continue  # the rule scorer is exact about numbers: no second opinion
+            if verdict.verdict is not Verdict.CONTRADICTED and missing_numbers(
+                    numbers_in(sentence), numbers_in(passage.text)):
+                continue  # a number the passage does not state: it cannot turn green
             asked += 1
             try:
                 focus = verdict.support if verdict.support_id == target else ()
@@ -248,9 +253,19 @@ class Judge:
         return sorted(updated, key=lambda v: v.sentence_span)
 
 
+def worth_asking(verdict: ClaimVerdict) -> bool:
+    """Whether the judge's opinion could change ``verdict``: a red one (to confirm it), a
+    green one without a ticked box (a veto), a not confirmed one the rules found part of."""
+    if verdict.verdict is Verdict.CONTRADICTED:
+        return True
+    if verdict.verdict is Verdict.SUPPORTED:
+        return not verdict.quote
+    return verdict.verdict is Verdict.NOT_CONFIRMED and not verdict.quote and verdict.score >= PARTIAL_MIN
+
+
 def _target(verdict: ClaimVerdict, passages: Mapping[str, JudgedPassage]) -> str | None:
     """The cited id to judge against: the rule scorer's best, else the first valid one."""
-    if verdict.verdict not in JUDGED or verdict.quote:
+    if not worth_asking(verdict):
         return None
     valid = [i for i in verdict.ids if i in passages]
     if not valid:
@@ -267,21 +282,23 @@ def _weighed(measure: Callable[..., float], messages: list[dict[str, str]],
         for answer in ANSWERS
     }
     total = sum(weights.values()) or 1.0
-    return Opinion(max(ANSWERS, key=weights.__getitem__), weights["yes"] / total)
+    return Opinion(max(ANSWERS, key=weights.__getitem__), weights["yes"] / total, weights["no"] / total)
 
 
-def decide(rule: Verdict, answer: str | None, p_yes: float | None = None) -> Verdict:
-    """The verdict after the judge answered ``answer`` (with ``P(yes)`` when known) about a
-    sentence the rules rated ``rule``."""
-    if rule not in JUDGED:
-        return rule
+def decide(rule: Verdict, answer: str | None, p_yes: float | None = None,
+           p_no: float | None = None) -> Verdict:
+    """The verdict after the judge answered ``answer`` (with ``P(yes)`` and ``P(no)`` when
+    known) about a sentence the rules rated ``rule``."""
     if p_yes is None:
         return POLICY.get((rule, answer or ""), rule)
-    if p_yes < RED_P:
-        return Verdict.UNSUPPORTED
+    if rule is Verdict.CONTRADICTED:
+        no = p_no if p_no is not None else 1.0 - p_yes
+        return rule if no >= RED_NO_P else Verdict.NOT_CONFIRMED
     if rule is Verdict.SUPPORTED:
-        return rule if p_yes >= KEEP_GREEN_P else Verdict.PARTIAL
-    return Verdict.SUPPORTED if p_yes >= GREEN_P else rule
+        return rule if p_yes >= KEEP_GREEN_P else Verdict.NOT_CONFIRMED
+    if rule is Verdict.NOT_CONFIRMED:
+        return Verdict.SUPPORTED if p_yes >= GREEN_P else rule
+    return rule
 
 
 _SAYS = {"yes": "supports it", "partial": "supports part of it", "no": "does not support it"}
@@ -291,18 +308,23 @@ def _apply(verdict: ClaimVerdict, target: str, opinion: Opinion) -> ClaimVerdict
     """The verdict after the judge's opinion (the same one when :func:`decide` keeps it,
     with the judge's word in its reason)."""
     rule = f"rule scorer: {verdict.verdict} ({verdict.reason})"
-    new = decide(verdict.verdict, opinion.answer, opinion.p_yes)
+    new = decide(verdict.verdict, opinion.answer, opinion.p_yes, opinion.p_no)
     if opinion.p_yes is None:
         said = f"says the passage {_SAYS[opinion.answer]}"
     else:
         said = f"gives P(yes) {opinion.p_yes:.2f} that the passage supports it"
+        if opinion.p_no is not None:
+            said += f", P(no) {opinion.p_no:.2f}"
     reason = f"[{target}]: the judge (local model) {said}; {rule}"
     if new is Verdict.SUPPORTED:
         # The cited passage holds: no suggestion needed; the rule scorer's support spans
         # are kept only if they index this passage.
         support = verdict.support if verdict.support_id == target else ()
         return replace(verdict, verdict=new, support_id=target, support=support,
-                       suggested=None, suggested_label=None, reason=reason)
+                       suggested=None, suggested_label=None, reason=reason, conflict="")
+    if verdict.verdict is Verdict.CONTRADICTED and new is not Verdict.CONTRADICTED:
+        # the rules' conflict is not confirmed: the quote stays as what the passage says
+        return replace(verdict, verdict=new, reason=reason, conflict="")
     return replace(verdict, verdict=new, reason=reason)
 
 

@@ -265,7 +265,7 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
     claim_modal = modality(claim)
     for part in _claim_parts().split(_clean(claim)):
         finding = _negation(part, units, [c for _, c in scored])
-        if finding is not None:
+        if finding is not None and not _stated_alike(claim, words, sentences, units):
             return finding
     for _, clause in scored[:1]:
         if scored[0][0] >= 0.6 * sum(words.values()) and opposite_word(claim, clause.text):
@@ -296,6 +296,65 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
             return Finding("condition", _quote_text(dropped), False)
         return Finding("attribution", _quote(best), False)
     return None
+
+
+def negations(text: str) -> int:
+    """How many negations ``text`` states (bounds such as "not more than" are none)."""
+    return len(_negations().findall(_not_negation().sub(" ", _clean(text))))
+
+
+def _stated_alike(claim: str, words: Mapping[str, float], sentences: Sequence[str], units: Units) -> bool:
+    """Whether the passage sentence that states most of the claim states it with as many
+    negations: then a negation found in a clause is not about the same thing ("BM25
+    negatives are passages that do not contain the answer" against "top passages returned
+    by BM25 which don't contain the answer"; "不是" in both). bench/verdicts.py measures it."""
+    total = sum(words.values())
+    if not total:
+        return False
+    def matched(sentence: str) -> float:
+        have = units(sentence)
+        return sum(w for u, w in words.items() if u in have)
+    best = max(sentences, key=matched, default=None)
+    if best is None or matched(best) < STATED_ALIKE_MIN * total or negations(best) != negations(claim):
+        return False
+    theirs = [set(units(scope)) for scope in _negated_scopes(best)]
+    for scope in _negated_scopes(claim):
+        own = {u for u in units(scope) if not u.startswith("#")}
+        if own and not any(len(own & t) >= 0.5 * len(own) for t in theirs):
+            return False  # "不是标点" where the passage says "不是当成小数点"
+    return True
+
+
+def _negated_scopes(text: str, cjk_chars: int = 12) -> list[str]:
+    """What each negation of ``text`` negates: the words after it up to the clause's end
+    (at most five words, or ``cjk_chars`` characters in Chinese)."""
+    clean = _not_negation().sub(" ", _clean(text))
+    scopes = []
+    for m in _negations().finditer(clean):
+        rest = re.split(r"[,;:.!?，；：。！？()（）]", clean[m.end():], maxsplit=1)[0]
+        rest = " ".join(rest.split()[:5])
+        scopes.append(rest.strip()[:cjk_chars] if re.match(rf"\s*[{CJK_RANGES}]", rest) else rest)
+    return scopes
+
+
+# A Chinese negation negates the word right after it (未经审计, 非经常性损益, 不是标点): the
+# characters of it that must be the claim's for a negation to be about the claim's thing.
+NEGATED_WORD_CHARS = 4
+
+
+def _negates_shared(negated_text: str, other: Mapping[str, float], units: Units) -> bool:
+    """Whether a negation of ``negated_text`` negates words of ``other`` (the other side's
+    units): "未经审计" in a passage says nothing against a claim without 审计. True when what
+    is negated has no content words to compare ("operiert nicht auf H")."""
+    scopes = [[u for u in units(scope) if not u.startswith("#")]
+              for scope in _negated_scopes(negated_text, NEGATED_WORD_CHARS)]
+    stems = {u[:5] for u in other if len(u) >= 5}  # "refundable" negates "refunded"
+    return all(not words for words in scopes) or any(
+        u in other or len(u) >= 5 and u[:5] in stems for words in scopes for u in words)
+
+
+# the share of a claim's words one passage sentence must state for its negations to decide
+STATED_ALIKE_MIN = 0.6
 
 
 def _dropped(units: Units, claim: str, claim_units: Mapping[str, float], clause: _Clause) -> str | None:
@@ -343,11 +402,12 @@ def _negation(part: str, units: Units, clauses: Sequence[_Clause]) -> Finding | 
         if matched < 1.5 or matched < 0.3 * total:
             continue
         outside = _outside_brackets(clause.text, words, matched, units)
-        if negated(outside if outside is not None else clause.text) == (
-            polarity_outside if outside is not None else polarity
-        ):
+        text = outside if outside is not None else clause.text
+        own = polarity_outside if outside is not None else polarity
+        if negated(text) == own:
             same = max(same, matched)
-        elif matched > opposite:
+        elif matched > opposite and (_negates_shared(part, clause_units, units) if own
+                                     else _negates_shared(text, words, units)):
             opposite, quote = matched, clause
     if quote is not None and opposite >= same:
         return Finding("negation", _quote(quote), True)

@@ -50,6 +50,7 @@ class SentenceCheck:
     support: tuple[Span, ...] = ()  # spans of ``source.text`` that best support the sentence
     quote: str = ""  # the passage words the verdict rests on
     from_citation: bool = False  # the passage is one the sentence cites
+    conflict: str = ""  # of a contradicted sentence: what the passage states otherwise (types.CONFLICT_KINDS)
     event: str = field(default="sentence_check", init=False)
 
     def highlight(self) -> list[Span]:
@@ -66,7 +67,7 @@ class SentenceCheck:
             "event": self.event, "index": self.index, "span": list(self.span),
             "sentence": self.sentence, "verdict": str(self.verdict), "score": round(self.score, 4),
             "reason": self.reason, "cited": list(self.cited), "from_citation": self.from_citation,
-            "quote": self.quote, "where": self.where,
+            "quote": self.quote, "conflict": self.conflict, "where": self.where,
             "chunk_id": s.chunk_id if s else None, "doc_path": s.doc_path if s else None,
             "doc_title": s.doc_title if s else None, "page": s.page if s else None,
             "page_label": s.page_label if s else None, "section": s.section if s else None,
@@ -208,17 +209,17 @@ class TextChecker:
             reason = "no passage in the library matches it" if self.search else "no passage to check it against"
             if cited:
                 reason = f"cites {', '.join(f'[{c}]' for c in cited)}, not found; {reason}"
-            return SentenceCheck(index, span, sentence.text, Verdict.UNSUPPORTED, cited=cited, reason=reason)
+            return SentenceCheck(index, span, sentence.text, Verdict.NOT_CONFIRMED, cited=cited, reason=reason)
         candidate, score = best
         source = _payload(candidate.label, candidate.passage) if candidate.passage is not None else None
-        verdict, why = score.verdict, score.reason
+        verdict, why, conflict = score.verdict, score.reason, score.conflict
         if self.judge is not None and self.judge.seconds < self.judge_budget_s:
             rules = ClaimVerdict((0, len(sentence.text)), score.verdict, (candidate.label,), score.score,
                                  support=score.support, reason=score.reason, support_id=candidate.label,
-                                 quote=getattr(score, "quote", ""))
+                                 quote=score.quote, conflict=score.conflict)
             judged = second_opinion(self.judge, sentence.text, rules,
                                     {candidate.label: JudgedPassage(_judged_key(candidate), candidate.text)})
-            verdict, why = judged.verdict, judged.reason
+            verdict, why, conflict = judged.verdict, judged.reason, judged.conflict
             if not candidate.cited and why.startswith(f"[{candidate.label}]: "):
                 why = why[len(candidate.label) + 4:]  # a chunk id is no label to show
         if candidate.cited:
@@ -232,6 +233,7 @@ class TextChecker:
             index, span, sentence.text, verdict, score.score, reason, cited, source,
             _where(source, candidate.footnote), score.support,
             _verdict_quote(score, candidate.text, score.support), candidate.cited,
+            conflict if verdict is Verdict.CONTRADICTED else "",
         )
 
     def run(self, document: TextToCheck, cancelled: Callable[[], bool] = lambda: False
@@ -274,7 +276,7 @@ def claim_result(claim: ClaimLine, verdict: ClaimVerdict) -> JsonObject:
     out: JsonObject = {} if claim.key is None else {"id": claim.key}
     out.update({
         "sentence": claim.sentence, "verdict": str(verdict.verdict), "score": round(verdict.score, 4),
-        "reason": verdict.reason, "quote": quote, "support_label": label,
+        "reason": verdict.reason, "quote": quote, "conflict": verdict.conflict, "support_label": label,
         "support": [list(s) for s in verdict.support], "ids": list(claim.ids),
     })
     return out

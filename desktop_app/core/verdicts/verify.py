@@ -113,11 +113,12 @@ class _Verifier:
                 support_id=best_id,
                 reason=f"[{best_id}]: {best.reason}{note}",
                 quote=best.quote,
+                conflict=best.conflict,
             )
-            if best.verdict is not Verdict.UNSUPPORTED:
+            if best.verdict is not Verdict.NOT_CONFIRMED:
                 return result
         elif ids:
-            result = ClaimVerdict(span, Verdict.UNSUPPORTED, ids, reason=note[2].upper() + note[3:])
+            result = ClaimVerdict(span, Verdict.NOT_CONFIRMED, ids, reason=note[2].upper() + note[3:])
         else:
             result = ClaimVerdict(span, Verdict.UNCITED, ids, reason="no citation")
         found = self._suggest(sentence.text, valid)
@@ -159,8 +160,9 @@ def verify_answer(
     any. Without it the cited sources are searched and ``suggested`` is a label.
 
     Verdicts: NOT_FACTUAL (greetings, meta, questions, fragments); UNCITED (factual, no
-    marker); otherwise the best of the cited passages' verdicts, UNSUPPORTED when every id
-    is hallucinated. ``support`` are spans in the text of ``support_id`` (the best cited id,
+    marker); otherwise the best of the cited passages' verdicts, NOT_CONFIRMED when every
+    id is hallucinated; an uncited or not confirmed sentence gets a suggested source where
+    one states it. ``support`` are spans in the text of ``support_id`` (the best cited id,
     or the suggestion when the sentence is uncited or unsupported)."""
     verifier = _Verifier(passages_by_id, all_passages, embed)
     pairs = attach_citations(split_sentences(answer_text), citations)

@@ -3,6 +3,7 @@ before it existed, every write one transaction, a full disk a clear message."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import duckdb
 import pytest
 
 from desktop_app.core.errors import DiskFullError
-from desktop_app.core.library import migrations
+from desktop_app.core.library import answer_records, migrations
 from desktop_app.core.library.answer_records import AnswerArchive, answers_path
 from desktop_app.core.library.store import Store, top_folders
 
@@ -118,3 +119,28 @@ def test_a_full_disk_while_saving_an_answer_says_so_and_keeps_the_others(tmp_pat
 
 def test_top_folders_are_the_fewest_that_hold_every_file() -> None:
     assert top_folders(["/a/x.pdf", "/a/b/y.pdf", "/ab/z.pdf", "/c/d/e.pdf"]) == ["/a", "/ab", "/c/d"]
+
+
+def test_a_version_1_file_gets_its_partial_and_unsupported_verdicts_renamed(tmp_path: Path) -> None:
+    path = tmp_path / "library.answers.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(answer_records._SCHEMA + "PRAGMA user_version = 1;")
+    claims = [{"sentence_span": [0, 5], "verdict": v, "ids": ["1"]}
+              for v in ("supported", "partial", "unsupported", "contradicted", "uncited")]
+    con.execute("INSERT INTO answers (answer_id, question, text, style, model_id, status, created_at, payload)"
+                " VALUES ('a1', 'q', 'Text.', 'label', 'm', 'finished', '2026-01-01 00:00:00.000000', ?)",
+                [json.dumps({"sources": [], "citations": {}, "claims": claims, "hallucinated": []})])
+    con.execute("INSERT INTO judge_cache VALUES ('s', 'c', 'partial 0.4000 0.3000')")
+    con.commit()
+    con.close()
+    archive = AnswerArchive(path)
+    verdicts = [c["verdict"] for c in archive.answer("a1")["claims"]]  # type: ignore[index]
+    assert verdicts == ["supported", "not_confirmed", "not_confirmed", "contradicted", "uncited"]
+    assert archive.judge_get("s", "c") == "partial 0.4000 0.3000"  # the judge's words are no verdicts
+    archive.close()
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == answer_records.SCHEMA_VERSION
+    stored = con.execute("SELECT payload FROM answers").fetchone()[0]
+    con.close()
+    assert '"partial"' not in stored and '"unsupported"' not in stored
+    AnswerArchive(path).close()  # opening it again changes nothing

@@ -40,14 +40,14 @@ def verdict(sentence: str, passage: str) -> Verdict:
 
 def test_a_condition_the_claim_leaves_out_makes_it_unsupported_one_it_keeps_does_not() -> None:
     dropped = score_claim("The client handles the server's response per HTTP procedures [1].", VALIDATE)
-    assert dropped.verdict is Verdict.UNSUPPORTED and "condition" in dropped.reason
+    assert dropped.verdict is Verdict.NOT_CONFIRMED and "condition" in dropped.reason
     assert "not 101" in dropped.quote
     assert verdict("The client might perform authentication if it receives a 401 status code [1].",
                    VALIDATE) is Verdict.SUPPORTED
-    assert verdict("The client must fail the WebSocket Connection [1].", EXTENSIONS) is Verdict.UNSUPPORTED
-    assert verdict("配合 CCT 使用时，还要加上 CCTfont 选项 [1]。", CCT) is Verdict.UNSUPPORTED
+    assert verdict("The client must fail the WebSocket Connection [1].", EXTENSIONS) is Verdict.NOT_CONFIRMED
+    assert verdict("配合 CCT 使用时，还要加上 CCTfont 选项 [1]。", CCT) is Verdict.NOT_CONFIRMED
     assert verdict("如果要使用传统 CCT 字库，还要加上 CCTfont 选项 [1]。", CCT) is Verdict.SUPPORTED
-    assert verdict("设置备用字体后，将尝试使用备用字体显示 [1]。", FALLBACK) is Verdict.UNSUPPORTED
+    assert verdict("设置备用字体后，将尝试使用备用字体显示 [1]。", FALLBACK) is Verdict.NOT_CONFIRMED
 
 
 def test_a_thing_given_to_the_other_party_is_contradicted_with_the_quote() -> None:
@@ -78,9 +78,9 @@ def test_a_ticked_box_answered_otherwise_is_contradicted() -> None:
 
 def test_sentences_that_repeat_themselves_or_break_off_are_unsupported() -> None:
     assert verdict("The client handles the response the response the response per HTTP [1].",
-                   VALIDATE) is Verdict.UNSUPPORTED
-    assert verdict("and the client handles the response per HTTP procedures [1].", VALIDATE) is Verdict.UNSUPPORTED
-    assert verdict("The client handles the response per HTTP procedures of the [1].", VALIDATE) is Verdict.UNSUPPORTED
+                   VALIDATE) is Verdict.NOT_CONFIRMED
+    assert verdict("and the client handles the response per HTTP procedures [1].", VALIDATE) is Verdict.NOT_CONFIRMED
+    assert verdict("The client handles the response per HTTP procedures of the [1].", VALIDATE) is Verdict.NOT_CONFIRMED
 
 
 REDIRECT = (
@@ -104,5 +104,5 @@ def test_a_negation_in_brackets_negates_only_what_the_brackets_say() -> None:
 
 def test_the_if_part_of_if_then_stated_as_a_fact_is_unsupported() -> None:
     assert verdict("The Causbys' land reached to an indefinite extent upwards [1].", CAUSBY) \
-        is Verdict.UNSUPPORTED
+        is Verdict.NOT_CONFIRMED
     assert verdict("The Causbys wanted the government to stop [1].", CAUSBY) is Verdict.SUPPORTED

@@ -85,36 +85,41 @@ def store(tmp_path: Path) -> Iterator[Store]:
     db.close()
 
 
-def test_only_unsure_cited_sentences_without_number_conflicts_are_asked() -> None:
+def test_red_and_unsure_cited_sentences_are_asked_reds_first() -> None:
     verdicts = rule_verdicts()
     by_start = {sentence_of(v).split()[0]: v for v in verdicts}
     assert by_start["The"].verdict is Verdict.SUPPORTED
-    assert by_start["Occupants"].verdict in judge.JUDGED
+    assert judge.worth_asking(by_start["Occupants"]) and by_start["Occupants"].verdict is Verdict.NOT_CONFIRMED
     assert by_start["Damage"].verdict is Verdict.CONTRADICTED  # 60 vs 30 days
     assert by_start["Damage"].quote.startswith("The tenant must report damage")
+    assert by_start["Damage"].conflict == "number"
     gen = JudgingGenerator(reply=lambda s, p: "no")
     updates = Judge(gen).review(ANSWER, verdicts, PASSAGES)
+    # the red one first (it must be earned), then the unsure one; green ones only with P(yes)
     assert [c["sentence"] for c in gen.judge_calls] == [
-        "Occupants must report damage to the landlord."
+        "Damage must be reported within 60 days.", "Occupants must report damage to the landlord."
     ]
-    call = gen.judge_calls[0]
+    call = gen.judge_calls[1]
     assert call["passage"] == REPAIRS and call["max_tokens"] == 3 and call["temperature"] == 0
     assert call["grammar"] and "yes" in call["grammar"] and "no" in call["grammar"]
-    (update,) = updates
-    assert update.sentence_span == by_start["Occupants"].sentence_span
-    assert update.verdict is Verdict.UNSUPPORTED
-    assert "judge" in update.reason and "rule scorer" in update.reason
+    occupants = next(u for u in updates if u.sentence_span == by_start["Occupants"].sentence_span)
+    assert occupants.verdict is Verdict.NOT_CONFIRMED
+    assert "judge" in occupants.reason and "rule scorer" in occupants.reason
     merged = judge.merge(verdicts, updates)
     assert [v.verdict for v in merged] == [
-        Verdict.SUPPORTED, Verdict.UNSUPPORTED, Verdict.CONTRADICTED, Verdict.UNCITED, Verdict.NOT_FACTUAL
+        Verdict.SUPPORTED, Verdict.NOT_CONFIRMED, Verdict.CONTRADICTED, Verdict.UNCITED, Verdict.NOT_FACTUAL
     ]
+    # a sampled "yes" takes a red back: the rules' conflict is not confirmed
+    cleared = Judge(JudgingGenerator(reply=lambda s, p: "yes")).review(ANSWER, verdicts, PASSAGES)
+    damage = next(u for u in cleared if u.sentence_span == by_start["Damage"].sentence_span)
+    assert damage.verdict is Verdict.NOT_CONFIRMED and damage.conflict == "" and damage.quote
 
 
 def test_a_no_turns_partial_into_unsupported_and_unclear_replies_change_nothing() -> None:
-    partial = ClaimVerdict((0, 48), Verdict.PARTIAL, ("1",), 0.5, support_id="1", reason="50%")
+    partial = ClaimVerdict((0, 48), Verdict.NOT_CONFIRMED, ("1",), 0.5, support_id="1", reason="50%")
     text = "Tenants must report damage and pay a deposit [1]."
     (update,) = Judge(JudgingGenerator(reply=lambda s, p: "no")).review(text, [partial], PASSAGES)
-    assert update.verdict is Verdict.UNSUPPORTED and "does not support" in update.reason
+    assert update.verdict is Verdict.NOT_CONFIRMED and "does not support" in update.reason
     assert Judge(JudgingGenerator(reply=lambda s, p: "The passage")).review(text, [partial], PASSAGES) == []
     assert [parse_reply(r) for r in ("Yes", " no.", "**Yes**", "maybe", "是", "否", "partial")] == [
         "yes", "no", "yes", None, "yes", "no", "partial"
@@ -122,8 +127,8 @@ def test_a_no_turns_partial_into_unsupported_and_unclear_replies_change_nothing(
     # a "yes" leaves the sentence amber (POLICY: the judge's yes is too often wrong to turn
     # it green) and says so; an unsupported sentence is not asked about
     (agreed,) = Judge(JudgingGenerator(reply=lambda s, p: "yes")).review(text, [partial], PASSAGES)
-    assert agreed.verdict is Verdict.PARTIAL and "says the passage supports it" in agreed.reason
-    unsure = ClaimVerdict((0, 48), Verdict.UNSUPPORTED, ("1",), 0.3, support_id="1", reason="30%")
+    assert agreed.verdict is Verdict.NOT_CONFIRMED and "says the passage supports it" in agreed.reason
+    unsure = ClaimVerdict((0, 48), Verdict.NOT_CONFIRMED, ("1",), 0.3, support_id="1", reason="30%")
     gen = JudgingGenerator(reply=lambda s, p: "yes")
     assert Judge(gen).review(text, [unsure], PASSAGES) == [] and gen.judge_calls == []
 
@@ -137,36 +142,44 @@ def test_the_judge_stops_asking_when_its_time_budget_is_spent() -> None:
     assert len(gen.judge_calls) == len(updates) == 2  # at 10 s and 20 s; at 30 s the budget is spent
 
 
-def test_a_contradicted_sentence_is_not_asked_about() -> None:
+def test_a_red_sentence_stays_red_only_when_the_judge_says_no() -> None:
     contradicted = ClaimVerdict((0, 48), Verdict.CONTRADICTED, ("1",), 0.1, support_id="1",
-                                quote="The tenant must report damage within 30 days")
-    assert Judge(JudgingGenerator()).review("x" * 48, [contradicted], PASSAGES) == []
+                                quote="The tenant must report damage within 30 days", conflict="number")
+    text = "The tenant must report damage within 60 days [1]."
+    (kept,) = Judge(JudgingGenerator(reply=lambda s, p: "no")).review(text, [contradicted], PASSAGES)
+    assert kept.verdict is Verdict.CONTRADICTED and kept.conflict == "number"
+    (sure,) = Judge(WeighingGenerator(lambda s: 0.1)).review(text, [contradicted], PASSAGES)
+    assert sure.verdict is Verdict.CONTRADICTED  # P(no) 0.45
+    (doubted,) = Judge(WeighingGenerator(lambda s: 0.9)).review(text, [contradicted], PASSAGES)
+    assert doubted.verdict is Verdict.NOT_CONFIRMED and doubted.quote  # P(no) 0.05: not earned
+    assert "P(no) 0.05" in doubted.reason
 
 
 def test_answers_are_cached_by_sentence_and_chunk(store: Store) -> None:
     verdicts = rule_verdicts()
     first = JudgingGenerator()
     assert Judge(first, store).review(ANSWER, verdicts, PASSAGES)
-    assert len(first.judge_calls) == 1
+    assert len(first.judge_calls) == 2  # the red sentence and the unsure one
     again = JudgingGenerator(reply=lambda s, p: "no")  # would say otherwise if asked
     repeat = Judge(again, store)
     updates = repeat.review(ANSWER, verdicts, PASSAGES)
-    assert again.judge_calls == [] and repeat.cache_hits == 1
-    assert updates[0].verdict is Verdict.PARTIAL and "supports it" in updates[0].reason
+    assert again.judge_calls == [] and repeat.cache_hits == 2
+    occupants = next(u for u in updates if sentence_of(u).startswith("Occupants"))
+    assert occupants.verdict is Verdict.NOT_CONFIRMED and "supports it" in occupants.reason
     sentence = "Occupants must report damage to the landlord [1]."
     assert store.judge_get(sentence_sha(sentence), "aaaa:2:0") == "yes"
     # The same sentence against another chunk is a new question.
     moved = {"1": JudgedPassage("bbbb:2:0", REPAIRS)}
     other = JudgingGenerator()
     Judge(other, store).review(ANSWER, verdicts, moved)
-    assert len(other.judge_calls) == 1
+    assert len(other.judge_calls) == 2
 
 
 def test_the_number_of_model_calls_per_answer_is_capped() -> None:
     text = " ".join(f"Occupants must report damage number{i} to the landlord [1]." for i in range(12))
     spans = _markers(text)
     verdicts = verify_answer(text, spans, {k: p.text for k, p in PASSAGES.items()})
-    assert sum(v.verdict in judge.JUDGED for v in verdicts) == 12
+    assert sum(judge.worth_asking(v) for v in verdicts) == 12
     gen = JudgingGenerator()
     Judge(gen).review(text, verdicts, PASSAGES)
     assert len(gen.judge_calls) == judge.MAX_JUDGED < 12
@@ -203,14 +216,17 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
     finished = next(i for i, e in enumerate(events) if isinstance(e, AnswerFinished))
     claims = [e for e in events if isinstance(e, ClaimVerdict)]
     judged = [e for e in events[finished + 1 :] if isinstance(e, ClaimVerdict)]
-    assert len(gen.judge_calls) == 1 and len(judged) == 1
-    original = next(c for c in claims if c.sentence_span == judged[0].sentence_span)
-    assert original.verdict in judge.JUDGED and judged[0].verdict is Verdict.UNSUPPORTED
+    assert len(gen.judge_calls) == 2 and len(judged) == 2  # the red sentence and the unsure one
+    unsure = next(j for j in judged if sentence_of(j).startswith("Occupants"))
+    original = next(c for c in claims if c.sentence_span == unsure.sentence_span)
+    assert judge.worth_asking(original) and unsure.verdict is Verdict.NOT_CONFIRMED
+    red = next(j for j in judged if sentence_of(j).startswith("Damage"))
+    assert red.verdict is Verdict.CONTRADICTED  # the judge's "no" confirms the rules' conflict
     record = store.answer(events[finished].answer_id)
     assert record is not None
     saved = {tuple(c["sentence_span"]): c for c in record["claims"]}
-    assert saved[judged[0].sentence_span]["verdict"] == "unsupported"
-    assert "judge" in saved[judged[0].sentence_span]["reason"]
+    assert saved[unsure.sentence_span]["verdict"] == "not_confirmed"
+    assert "judge" in saved[unsure.sentence_span]["reason"]
     assert len(record["claims"]) == 5  # replaced, not appended
 
 
@@ -242,20 +258,29 @@ def test_with_p_yes_the_judge_turns_amber_green_only_when_sure_and_vetoes_green(
     verdicts = rule_verdicts()
     by_start = {sentence_of(v).split()[0]: v for v in verdicts}
     green, amber = by_start["The"], by_start["Occupants"]
-    assert green.verdict is Verdict.SUPPORTED and amber.verdict is Verdict.PARTIAL
+    assert green.verdict is Verdict.SUPPORTED and amber.verdict is Verdict.NOT_CONFIRMED
 
     def review(p: float) -> dict[str, Verdict]:
         gen = WeighingGenerator(lambda s: p)
         updates = Judge(gen).review(ANSWER, verdicts, PASSAGES)
         assert {s for s, _ in gen.scored} == {"The tenant must report damage within 30 days.",
-                                            "Occupants must report damage to the landlord."}
+                                            "Occupants must report damage to the landlord.",
+                                            "Damage must be reported within 60 days."}
         assert gen.judge_calls == []  # scored, not sampled
         return {ANSWER[u.sentence_span[0]:u.sentence_span[1]].split()[0]: u.verdict for u in updates}
 
-    assert review(0.99) == {"The": Verdict.SUPPORTED, "Occupants": Verdict.SUPPORTED}
-    assert review(judge.GREEN_P - 0.05) == {"The": Verdict.SUPPORTED, "Occupants": Verdict.PARTIAL}
-    assert review(judge.KEEP_GREEN_P - 0.05) == {"The": Verdict.PARTIAL, "Occupants": Verdict.PARTIAL}
-    assert review(judge.RED_P - 0.05) == {"The": Verdict.UNSUPPORTED, "Occupants": Verdict.UNSUPPORTED}
+    def red(p: float) -> Verdict:  # the fake's P(no) is (1 - P(yes)) / 2
+        return Verdict.CONTRADICTED if (1 - p) / 2 >= judge.RED_NO_P else Verdict.NOT_CONFIRMED
+
+    nc = Verdict.NOT_CONFIRMED
+    assert review(0.99) == {"The": Verdict.SUPPORTED, "Occupants": Verdict.SUPPORTED, "Damage": red(0.99)}
+    p = min(judge.GREEN_P, judge.KEEP_GREEN_P) - 0.05
+    assert review(p) == {"The": nc, "Occupants": nc, "Damage": red(p)}
+    p = (judge.GREEN_P + judge.KEEP_GREEN_P) / 2
+    ok = Verdict.SUPPORTED
+    assert review(p) == {"The": ok if p >= judge.KEEP_GREEN_P else nc,
+                         "Occupants": ok if p >= judge.GREEN_P else nc, "Damage": red(p)}
+    assert review(0.0) == {"The": nc, "Occupants": nc, "Damage": Verdict.CONTRADICTED}
     (vetoed,) = [u for u in Judge(WeighingGenerator(lambda s: 0.6)).review(ANSWER, [green], PASSAGES)]
     assert "P(yes) 0.60" in vetoed.reason and "rule scorer: supported" in vetoed.reason
 
@@ -270,9 +295,9 @@ def test_p_yes_is_cached_with_the_answer(store: Store) -> None:
     verdicts = rule_verdicts()
     Judge(WeighingGenerator(lambda s: 0.99), store).review(ANSWER, verdicts, PASSAGES)
     sentence = "Occupants must report damage to the landlord [1]."
-    assert store.judge_get(sentence_sha(sentence), "aaaa:2:0") == "yes 0.9900"
+    assert store.judge_get(sentence_sha(sentence), "aaaa:2:0") == "yes 0.9900 0.0050"
     again = WeighingGenerator(lambda s: 0.0)  # would say otherwise if asked
     repeat = Judge(again, store)
     updates = repeat.review(ANSWER, verdicts, PASSAGES)
-    assert again.scored == [] and repeat.cache_hits == 2
-    assert {u.verdict for u in updates} == {Verdict.SUPPORTED}
+    assert again.scored == [] and repeat.cache_hits == 3
+    assert [u.verdict for u in updates] == [Verdict.SUPPORTED, Verdict.SUPPORTED, Verdict.NOT_CONFIRMED]

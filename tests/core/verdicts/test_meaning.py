@@ -77,12 +77,12 @@ def test_the_passage_count_the_paper_states_is_supported() -> None:
         is Verdict.SUPPORTED
     # the same figure given to another thing is not
     other = score_claim("This resulted in 21,015,324 questions in the corpus [1].", DPR_P4)
-    assert other.verdict is Verdict.UNSUPPORTED and "21,015,324 passages" in other.quote
+    assert other.verdict is Verdict.NOT_CONFIRMED and "21,015,324 passages" in other.quote
 
 
 def test_a_condition_and_a_report_stated_as_fact_are_not_supported() -> None:
     result = score_claim("The government was trespassing on their land [2].", CAUSBY)
-    assert result.verdict is Verdict.UNSUPPORTED
+    assert result.verdict is Verdict.NOT_CONFIRMED
     assert result.quote and "trespassing" in result.quote
     # what the passage does state as a fact stays green
     assert score_claim("The Causbys filed a lawsuit in 1945 [2].", CAUSBY).verdict is Verdict.SUPPORTED
@@ -135,10 +135,10 @@ def test_abbreviations_do_not_end_a_sentence(text: str, expected: list[str]) -> 
          Verdict.CONTRADICTED),
         # a condition the claim leaves out
         ("The server closes the connection.",
-         "If the client sends an invalid frame, the server closes the connection.", Verdict.UNSUPPORTED),
+         "If the client sends an invalid frame, the server closes the connection.", Verdict.NOT_CONFIRMED),
         ("If the client sends an invalid frame, the server closes the connection.",
          "If the client sends an invalid frame, the server closes the connection.", Verdict.SUPPORTED),
-        ("土地出让金全额返还给企业。", "除非项目按期竣工，土地出让金全额返还给企业。", Verdict.UNSUPPORTED),
+        ("土地出让金全额返还给企业。", "除非项目按期竣工，土地出让金全额返还给企业。", Verdict.NOT_CONFIRMED),
         # the party a figure belongs to
         ("A server SHOULD use up to 2*N connections to another proxy.",
          "A client SHOULD NOT use more than 2 connections. A proxy SHOULD use up to 2*N connections "

@@ -155,7 +155,7 @@ def test_cited_passages_come_first_and_are_looked_up_in_the_library() -> None:
     assert first.highlight()[0] == (40 + a, 40 + b)  # offsets into the page's text
     assert second.source is not None and second.source.chunk_id == "lease" and second.from_citation
     assert hello.verdict is Verdict.NOT_FACTUAL and hello.source is None
-    assert str(both.verdict) in {"unsupported", "partial", "contradicted"}
+    assert str(both.verdict) in {"not_confirmed", "contradicted"}
 
 
 def test_without_the_library_the_exported_quote_is_checked() -> None:
@@ -172,7 +172,7 @@ def test_a_draft_sentence_gets_the_best_passage_retrieval_finds() -> None:
     assert tenant.verdict is Verdict.SUPPORTED and not tenant.from_citation
     assert tenant.source is not None and tenant.source.page == 7 and tenant.where == "lease.pdf p. 7"
     assert tenant.reason.startswith("best passage found in the library")
-    assert moon.verdict is Verdict.UNSUPPORTED
+    assert moon.verdict is Verdict.NOT_CONFIRMED
 
 
 def test_a_cited_passage_that_does_not_support_gives_way_to_a_better_one() -> None:
@@ -225,7 +225,7 @@ def test_claims_get_one_result_per_line_in_order_with_the_quote() -> None:
     assert good["id"] == "a" and good["verdict"] == "supported" and good["support_label"] == "2"
     assert good["quote"] == LEASE and good["score"] > 0.7
     assert broken["error"].startswith("not JSON") and "verdict" not in broken
-    assert wrong_number["verdict"] in {"unsupported", "contradicted"} and "90" in wrong_number["reason"]
+    assert wrong_number["verdict"] in {"not_confirmed", "contradicted"} and "90" in wrong_number["reason"]
     assert invented["verdict"] != "supported" or invented["support_label"] == "1"
     assert "[9]" in invented["reason"]
 
@@ -249,5 +249,5 @@ def test_a_passage_that_says_otherwise_is_shown_over_a_loosely_related_one() -> 
                 "of simultaneously active users.")
     (check,) = run(TextChecker(library.search, library.lookup), sentence)
     assert check.source is not None and check.source.chunk_id == "rfc"
-    assert str(check.verdict) in {"contradicted", "unsupported"}
+    assert str(check.verdict) in {"contradicted", "not_confirmed"}
     assert "SHOULD NOT maintain more than 2" in check.quote

@@ -18,6 +18,7 @@ import pytest
 
 from desktop_app.core.text.words import text_language
 from desktop_app.core.types import ClaimVerdict, Verdict
+from desktop_app.core.verdicts.claim_score import Rule
 from desktop_app.core.verdicts.verify import (
     PARTIAL_MIN,
     SUPPORTED_MIN,
@@ -33,7 +34,7 @@ from desktop_app.core.verdicts.verify import (
 
 # ----------------------------------------------------------------- calibration pairs
 
-S, P, U = Verdict.SUPPORTED, Verdict.PARTIAL, Verdict.UNSUPPORTED
+S, P, U = Verdict.SUPPORTED, Verdict.NOT_CONFIRMED, Verdict.NOT_CONFIRMED
 C = Verdict.CONTRADICTED  # the passage says otherwise (another number, the opposite)
 
 RETURNS = (
@@ -367,7 +368,7 @@ def test_a_number_the_passage_does_not_state_makes_the_claim_unsupported(
     """Unsupported, or contradicted when the passage states the same thing with another
     number (30 days, not 60; fell, not rose), quoting it."""
     result = score_claim(claim, passage)
-    assert result.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)
+    assert result.verdict in (Verdict.NOT_CONFIRMED, Verdict.CONTRADICTED)
     assert result.score < PARTIAL_MIN
     if result.verdict is Verdict.CONTRADICTED:
         assert "the passage says" in result.reason or "opposite direction" in result.reason
@@ -464,10 +465,10 @@ def test_an_embedder_lifts_a_paraphrase_but_never_past_partial_on_its_own() -> N
         "arrival": "delivery",
     }
     synonyms |= dict.fromkeys(["may", "be", "back", "up", "to", "thirty", "are", "of"], "")
-    assert score_claim(claim, RETURNS).verdict is Verdict.UNSUPPORTED
+    assert score_claim(claim, RETURNS).verdict is Verdict.NOT_CONFIRMED
     calls: list[Sequence[str]] = []
     lifted = score_claim(claim, RETURNS, _bag_embedder(calls, synonyms))  # type: ignore[arg-type]
-    assert lifted.verdict is Verdict.PARTIAL
+    assert lifted.verdict is Verdict.NOT_CONFIRMED
     assert lifted.cosine is not None and lifted.cosine > 0.8
     assert [RETURNS[s:e] for s, e in lifted.support][
         0
@@ -497,9 +498,9 @@ def test_each_sentence_of_an_answer_gets_one_verdict() -> None:
     assert got == [
         ("Sure!", Verdict.NOT_FACTUAL, (), None),
         ("Returns are accepted wit", Verdict.SUPPORTED, ("1",), None),
-        ("Overtime must be approve", Verdict.UNSUPPORTED, ("1",), "2"),  # right claim, wrong source
+        ("Overtime must be approve", Verdict.NOT_CONFIRMED, ("1",), "2"),  # right claim, wrong source
         ("Refunds are issued withi", Verdict.UNCITED, (), "1"),  # inferred by Folio
-        ("Shipping costs are not r", Verdict.UNSUPPORTED, ("7",), "1"),  # hallucinated label
+        ("Shipping costs are not r", Verdict.NOT_CONFIRMED, ("7",), "1"),  # hallucinated label
         ("Returns are accepted wit", Verdict.CONTRADICTED, ("1",), None),  # 60 vs 30 days
         ("The documents do not say", Verdict.NOT_FACTUAL, (), None),
     ]
@@ -520,7 +521,7 @@ def test_the_right_claim_citing_the_wrong_source_is_unsupported_against_it() -> 
     claim = "重大工序变更需经项目技术负责人审批后方可实施 [2]。"
     sources = {"1": CHANGES, "2": CONCRETE}
     (verdict,) = verify_answer(claim, find_markers(claim), sources, sources)
-    assert verdict.verdict is Verdict.UNSUPPORTED
+    assert verdict.verdict is Verdict.NOT_CONFIRMED
     assert verdict.score < PARTIAL_MIN
     (uncited,) = verify_answer(
         "重大工序变更需经项目技术负责人审批后方可实施。", {}, sources, sources
@@ -567,7 +568,7 @@ def test_all_unsupported_raises_the_banner_only_when_no_fact_is_backed() -> None
     assert not all_unsupported(verify_answer(good, find_markers(good), SOURCES, SOURCES))
     misattributed = "Overtime must be approved in advance by the employee's manager [1]."
     (verdict,) = verify_answer(misattributed, find_markers(misattributed), SOURCES, SOURCES)
-    assert verdict.verdict is Verdict.UNSUPPORTED and verdict.suggested == "2"
+    assert verdict.verdict is Verdict.NOT_CONFIRMED and verdict.suggested == "2"
     assert not all_unsupported([verdict])  # the documents do back it, in another source
     refusal = "The documents do not say. Please verify manually."
     assert not all_unsupported(verify_answer(refusal, {}, SOURCES, SOURCES))
@@ -755,9 +756,9 @@ def test_a_number_that_names_a_thing_is_not_a_count_of_another() -> None:
                "that the server\n   was prepared to wait.")
     sentence = ("A 408 status means the client did not produce a request within the time that the "
                 "server was prepared to wait.")
-    assert score_claim(sentence, passage).verdict in (Verdict.SUPPORTED, Verdict.PARTIAL)
+    assert score_claim(sentence, passage).verdict in (Verdict.SUPPORTED, Verdict.NOT_CONFIRMED)
     counted = score_claim("The corpus has 21,015,324 questions.", "The corpus has 21,015,324 passages in total.")
-    assert counted.verdict is Verdict.UNSUPPORTED and "another thing" in counted.reason
+    assert counted.verdict is Verdict.NOT_CONFIRMED and "another thing" in counted.reason
 
 
 CONTROL_FRAMES = ("Control frames can be interjected in the middle of a fragmented message. All control"
@@ -772,15 +773,15 @@ CONTROL_FRAMES = ("Control frames can be interjected in the middle of a fragment
 def test_a_sentence_in_another_language_than_its_passage_is_left_to_the_judge(claim: str) -> None:
     """Words cannot be matched across languages: amber (the judge weighs it), not red."""
     result = score_claim(claim, CONTROL_FRAMES)
-    assert result.verdict is Verdict.PARTIAL
+    assert result.verdict is Verdict.NOT_CONFIRMED
     assert "another language" in result.reason
 
 
 def test_across_languages_a_number_the_passage_lacks_is_still_unsupported() -> None:
     result = score_claim("控制帧的负载最多可以有 256 字节。", CONTROL_FRAMES)
-    assert result.verdict is Verdict.UNSUPPORTED and "256" in result.reason
+    assert result.verdict is Verdict.NOT_CONFIRMED and "256" in result.reason
     # in the passage's own language an unrelated sentence stays unsupported
-    assert score_claim("Ping frames carry the time of day.", CONTROL_FRAMES).verdict is Verdict.UNSUPPORTED
+    assert score_claim("Ping frames carry the time of day.", CONTROL_FRAMES).verdict is Verdict.NOT_CONFIRMED
 
 
 @pytest.mark.parametrize(("claim", "passage"), [
@@ -789,13 +790,13 @@ def test_across_languages_a_number_the_passage_lacks_is_still_unsupported() -> N
     ("Die Frist endet am 21. September 2020.", "Comments are due by September 21, 2020."),
 ])
 def test_a_month_named_beside_a_day_or_year_states_its_number(claim: str, passage: str) -> None:
-    assert score_claim(claim, passage).verdict is not Verdict.UNSUPPORTED
+    assert score_claim(claim, passage).rule is not Rule.UNSUPPORTED
 
 
 def test_a_month_the_passage_does_not_name_is_a_missing_number() -> None:
     result = score_claim("FAA 必须在 2020 年 10 月 21 日之前收到意见。",
                          "The FAA must receive comments on this AD action by September 21, 2020.")
-    assert result.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)
+    assert result.verdict in (Verdict.NOT_CONFIRMED, Verdict.CONTRADICTED)
 
 
 def test_a_question_the_passage_asks_contradicts_nothing() -> None:
@@ -809,9 +810,9 @@ def test_a_question_the_passage_asks_contradicts_nothing() -> None:
 def test_square_metres_written_either_way_are_one_unit() -> None:
     passage = '神鹰集团将"朗臻·幸福家园"小区的 14 间商铺 (共计建筑面积3,805.07 平米) 抵押给菲达环保作为反担保。'
     result = score_claim("神鹰集团拿朗臻·幸福家园小区的 14 间商铺做反担保，面积 3,805.07 平方米 [1]。", passage)
-    assert result.verdict is not Verdict.UNSUPPORTED, result.reason
+    assert result.rule is not Rule.UNSUPPORTED, result.reason
     wrong = score_claim("神鹰集团拿朗臻·幸福家园小区的 14 间商铺做反担保，面积 3,805.07 公里 [1]。", passage)
-    assert wrong.verdict in (Verdict.UNSUPPORTED, Verdict.CONTRADICTED)
+    assert wrong.verdict in (Verdict.NOT_CONFIRMED, Verdict.CONTRADICTED)
 
 
 def test_a_passage_of_formulas_is_not_another_language() -> None:
@@ -819,7 +820,7 @@ def test_a_passage_of_formulas_is_not_another_language() -> None:
     matched by its words, and an unrelated one stays unsupported, not amber 'across languages'."""
     formulas = "f(x) = x^2 + 3x, g(x) = sin(x) / x, f'(x) = 2x + 3, g'(0) = 0, lim x -> 0 g(x) = 1"
     result = score_claim("Die Kurve beschreibt den Umsatz der Firma im dritten Quartal.", formulas)
-    assert result.verdict is Verdict.UNSUPPORTED
+    assert result.verdict is Verdict.NOT_CONFIRMED
     assert "another language" not in result.reason
 
 
