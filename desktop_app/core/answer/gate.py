@@ -100,6 +100,8 @@ def refusal(retrieval: Retrieval) -> Refusal | None:
     if not retrieval.passages:
         return Refusal(RefusalKind.NOTHING_FOUND, "No passage in the library matches the question.")
     language = retrieval.language or ("zh" if retrieval.cjk else "en")
+    if retrieval.documents_language and retrieval.documents_language != language:
+        return _across_languages(retrieval)
     gate = gate_thresholds(retrieval.embedder, language)
     if gate is None or retrieval.best_cosine <= 0.0:
         if retrieval.coverage < MIN_COVERAGE_LEXICAL:
@@ -116,6 +118,28 @@ def refusal(retrieval: Retrieval) -> Refusal | None:
                        f"The best passage covers {retrieval.coverage:.0%} of the question's terms"
                        f" (needs {gate.coverage:.0%}) and none is close in meaning (best cosine"
                        f" {retrieval.best_cosine:.2f}, needs {gate.cosine:.2f}).")
+    return anchor_refusal(retrieval)
+
+
+# A question in one language over passages in another ("What was Northeast Electric's
+# revenue?" over a Chinese filing) shares no words with them: coverage measures nothing, and
+# multilingual-e5's cosine across languages sits lower (0.75-0.78 for the answerable
+# English questions of tests/e2e/test_gate_crosslingual_real.py over the Chinese report,
+# 0.74 for an unrelated one). So only a plainly distant best passage refuses; the rest is
+# the anchors' (a handle written alike in every language, "PDF.js", must be mentioned) and
+# the model's own abstention.
+MIN_COSINE_ACROSS_LANGUAGES = 0.70
+
+
+def _across_languages(retrieval: Retrieval) -> Refusal | None:
+    if 0.0 < retrieval.best_cosine < MIN_COSINE_ACROSS_LANGUAGES:
+        return Refusal(RefusalKind.OFF_TOPIC,
+                       f"No passage is close in meaning to the question (best cosine"
+                       f" {retrieval.best_cosine:.2f} across languages, needs {MIN_COSINE_ACROSS_LANGUAGES:.2f}).")
+    if retrieval.unmentioned:  # passages in another language without the handle are no topic
+        return Refusal(RefusalKind.UNMENTIONED,
+                       f"The documents never mention {_quoted(retrieval.unmentioned)}, which the question"
+                       f" asks about.")
     return anchor_refusal(retrieval)
 
 

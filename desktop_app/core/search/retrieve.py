@@ -38,6 +38,7 @@ import math
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
@@ -51,6 +52,7 @@ from desktop_app.core.stages import SearchIndex
 from desktop_app.core.text import anchors as anchorlib
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.listing import asks_for_listing, reads_as_listing
+from desktop_app.core.text.words import text_language
 from desktop_app.core.types import Passage, Retrieval
 
 logger = logging.getLogger(__name__)
@@ -361,14 +363,17 @@ class Retriever:
             _, plain_cosines = plain.result()
             best_cosine = float(plain_cosines.max()) if plain_cosines.shape[0] else 0.0
         anchoring = time.perf_counter()
-        unmentioned = self._unmentioned(marks.names, lexical, within, passages)
+        documents = documents_language(passages)
+        # Across languages only the handles written alike must be mentioned (text/anchors.py)
+        names = marks.names if documents in ("", language) else anchorlib.alike_handles(query, written)
+        unmentioned = self._unmentioned(names, lexical, within, passages)
         # The anchors' share of the search: the question's names and numbers looked for.
         timings["anchors_s"] = anchors_s + time.perf_counter() - anchoring
         return Retrieval(passages=passages, coverage=coverage, best_cosine=best_cosine, cjk=cjk,
                          expansion=expansion,
                          embedder=self.vectors.model_id if semantic and self.vectors is not None else "",
                          language=language, unmatched=unmatched,
-                         unmentioned=unmentioned, timings=timings)
+                         unmentioned=unmentioned, documents_language=documents, timings=timings)
 
     @staticmethod
     def _numbers_held(texts: dict[int, str], numbers: Sequence[str]) -> dict[int, int]:
@@ -491,3 +496,13 @@ def _one_per_page(order: Sequence[int], places: dict[int, tuple[str, int, str]],
         elif held and held.get(key, 0) > held.get(best, 0):
             pages[place[:2]] = key
     return list(pages.values())
+
+
+def documents_language(passages: Sequence[Passage]) -> str:
+    """The language most of ``passages`` are written in ("en", "de", "zh"), "" when most
+    do not say (formulas, tables of figures)."""
+    votes = Counter(text_language(p.text) or "" for p in passages)
+    if not votes:
+        return ""
+    language, count = votes.most_common(1)[0]
+    return language if count * 2 > len(passages) else ""

@@ -23,6 +23,10 @@ of the question's words come: "What does HTTP status code 429 mean?" over RFC 26
   library of HTTP/1.1 RFCs mentions "HTTP" and "2" but never "HTTP/2".
 - A name one typing slip away from a word of the passages is taken as that word
   (:func:`near_miss`): "Netfilx" asks about Netflix.
+- Across languages (an English question over a Chinese filing) an ordinary name is not
+  looked for: the filing writes "Northeast Electric" as 东北电气, so retrieval decides.
+  Only handles written the same in every language (:func:`written_alike`: "PDF.js",
+  "xeCJK", "HTTP/2", "RFC6455") must still be mentioned (:func:`alike_handles` finds them).
 
 Chosen on the tuning halves of bench/data/eval_*.json, FinanceBench and MMLongBench-Doc;
 ``bench/anchors.py`` prints what the rules refuse in each set and half.
@@ -61,6 +65,31 @@ _unit_after = lang.compiled(lambda: re.compile(
     re.IGNORECASE))
 _CJK_DIGITS = "〇一二三四五六七八九"
 _CJK_DIGITS_ZERO = "零一二三四五六七八九"
+
+
+# A handle with a dot or letters and digits in one word: "PDF.js", "RFC6455", "UTF8".
+_ALIKE = re.compile(r"(?<![\w.])[A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z0-9]+)+(?![\w])|(?<![\w.])"
+                    r"(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z][A-Za-z0-9]{2,}(?![\w.])")
+
+
+def written_alike(name: str) -> bool:
+    """Whether ``name`` is written the same in every language: Latin letters with a digit,
+    a dot, a slash or an inner capital ("PDF.js", "xeCJK", "HTTP/2", "RFC6455"). An
+    ordinary name ("Northeast", "Electric") is translated or transliterated instead."""
+    if not re.search(r"[A-Za-z]", name) or not re.fullmatch(r"[A-Za-z0-9./]+", name):
+        return False
+    return bool(re.search(r"[\d./]", name) or _INNER_CAPITAL.search(name))
+
+
+def alike_handles(question: str, language: str) -> tuple[str, ...]:
+    """The names of ``question`` that a document in another language writes the same way:
+    its :func:`anchors` names that are :func:`written_alike`, and its dotted or
+    letter-and-digit handles ("PDF.js", "RFC6455"), in order."""
+    text = unicodedata.normalize("NFKC", question)
+    found = [n for n in anchors(text, language).names if written_alike(n)]
+    found += [m.group() for m in _ALIKE.finditer(text) if written_alike(m.group())
+              and max(len(part) for part in m.group().split(".")) >= 2]  # not "e.g", "U.S"
+    return tuple(dict.fromkeys(found))
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ class Found:
     language: str = ""
     unmatched: tuple[str, ...] = ()
     unmentioned: tuple[str, ...] = ()
+    documents_language: str = ""
 
 
 def test_nothing_found_has_no_basis() -> None:
@@ -92,3 +93,19 @@ def test_an_uncalibrated_embedder_leaves_coverage_alone_to_decide() -> None:
     assert gate_thresholds("all-MiniLM-L6-v2-int8:8199be6f699a", "en") == gate_thresholds(MINILM, "en")
     assert refusal(Found(MIN_COVERAGE_LEXICAL + 0.05, 0.01, embedder="my-embedder:abc")) is None
     assert refusal(Found(MIN_COVERAGE_LEXICAL - 0.05, 0.99, embedder="my-embedder:abc")) is not None
+
+
+def test_across_languages_shared_words_measure_nothing_and_only_alike_handles_refuse() -> None:
+    from desktop_app.core.answer.gate import MIN_COSINE_ACROSS_LANGUAGES
+
+    def Across(*args: float, documents_language: str = "zh", **kwargs: object) -> Found:  # noqa: N802
+        return Found(*args, documents_language=documents_language, **kwargs)  # type: ignore[arg-type]
+
+    # "What was Northeast Electric's revenue?" over a Chinese filing: 3% coverage, cosine 0.77
+    assert refusal(Across(0.03, 0.77, embedder=E5, language="en")) is None
+    far = refusal(Across(0.0, MIN_COSINE_ACROSS_LANGUAGES - 0.05, embedder=E5, language="en"))
+    assert far is not None and far.kind is RefusalKind.OFF_TOPIC and "across languages" in far.reason
+    handle = refusal(Across(0.0, 0.74, embedder=E5, language="en", unmentioned=("PDF.js",)))
+    assert handle is not None and handle.kind is RefusalKind.UNMENTIONED and not handle.show_passages
+    # in its own language the same weak coverage is refused as before
+    assert refusal(Across(0.03, 0.77, embedder=E5, language="en", documents_language="en")) is not None

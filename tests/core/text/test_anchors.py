@@ -114,3 +114,14 @@ def test_a_page_is_read_from_its_chunk_that_states_the_number(tmp_path: Path) ->
     assert retriever.search("How many connections may an HTTP/2 client keep?", k=2).unmentioned == ("HTTP/2",)
     assert retriever.search("How many connections may an HTTP/1.1 client keep?", k=2).unmentioned == ()
     store.close()
+
+
+def test_handles_written_alike_in_every_language_and_ordinary_names() -> None:
+    from desktop_app.core.text.anchors import alike_handles, written_alike
+
+    assert [written_alike(n) for n in ("PDF.js", "xeCJK", "HTTP/2", "RFC6455")] == [True] * 4
+    assert not any(written_alike(n) for n in ("Northeast", "Electric", "2018", "东北电气", "Golan"))
+    assert alike_handles("Who launched the PDF.js project, and in which year?", "en") == ("PDF.js",)
+    assert alike_handles("Does xeCJK speak HTTP/2 as RFC6455 says, e.g. in 2018?", "en") == (
+        "xeCJK", "HTTP/2", "RFC6455")
+    assert alike_handles("What was Northeast Electric's revenue in 2018?", "en") == ()
