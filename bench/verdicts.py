@@ -13,7 +13,13 @@ wrong (a number or unit, SHOULD vs SHOULD NOT, 不得 vs 应, MUST vs MAY, clien
 condition stated as a fact, a paraphrase), ``issue`` for the sentences of issue 14, and
 ``crosslingual`` for Chinese and German sentences, true and false, written in session 10 on
 English passages of ../shared/corpus (a reader asks in their language about an English
-document; ``--origin crosslingual`` prints them alone).
+document; ``--origin crosslingual`` prints them alone; question ids ``xl2-*``, written in
+session 14, add English sentences on Chinese passages and Chinese ones on English passages,
+each on the passage of an earlier pair), and ``written`` for German sentences written in
+session 14 on passages of ../shared/corpus/de_lecturenotes_GeoTopo.pdf and of the German
+Debian Reference in ../shared/formats (question ids ``de-*``: for each passage, sentences
+that state it in its words or in a paraphrase, that change a number, a negation or a
+name, and that it does not state).
 
 Split: a pair is ``tuning`` when the last byte of the sha256 of its ``question_id`` is
 even, ``held-out`` when odd (all pairs of one question fall on one side); the issue's own
@@ -36,10 +42,13 @@ Folio would ask about) and keeps the model's P(yes) among yes/partial/no (teache
 can be tried without asking the model again. A cache without ``p_yes`` (an older run)
 applies the sampled-answer policy.
 
-Printed per half: n and n per language, the confusion matrix (rows: label, columns:
-verdict), precision and recall per verdict, and the two acceptance figures: of sentences
-marked supported, the share truly supported; of false ones (labelled unsupported or
-contradicted), the share marked unsupported or contradicted. ``judge`` prints its
+Printed per half: n and n per language and origin, the confusion matrix (rows: label,
+columns: the three verdicts a reader sees, supported / not_confirmed / contradicted), and
+per language and for all the five acceptance figures of issue 31 (TARGETS; "(!)" marks
+one that misses its target): green-true (of sentences marked supported, truly supported;
+>= 95%), red-false (of those marked contradicted, false, i.e. labelled unsupported or
+contradicted; >= 90%), true-red (of true ones, marked contradicted; <= 3%), true-green (of
+true ones, marked supported; >= 60%), false-green (of false ones, marked supported; <= 2%). ``judge`` prints its
 accuracy against the labels and the median seconds per pair (medians of the pairs it
 asked; run it alone, the machine has 2 cores).
 """

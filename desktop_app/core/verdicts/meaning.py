@@ -273,7 +273,7 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
     if claim_modal is not None:
         claimed = modalities(claim)
         modals = set().union(*(modalities(c.text) for c in strong))
-        if modals and not claimed & modals:
+        if modals and not claimed & modals and not _stated_alike(claim, words, sentences, units):
             return Finding("modality", _quote(best), True)
     # 4. what the passage binds to what: a party's thing, a group's number
     finding = _unbound(claim, [c.sentence for c in strong])
@@ -304,25 +304,32 @@ def negations(text: str) -> int:
 
 
 def _stated_alike(claim: str, words: Mapping[str, float], sentences: Sequence[str], units: Units) -> bool:
-    """Whether the passage sentence that states most of the claim states it with as many
-    negations: then a negation found in a clause is not about the same thing ("BM25
-    negatives are passages that do not contain the answer" against "top passages returned
-    by BM25 which don't contain the answer"; "不是" in both). bench/verdicts.py measures it."""
+    """Whether a passage sentence that states most of the claim states it with the same
+    negations (each negating the claim's own words) and, if the claim has one, its
+    obligation: then a negation or an obligation found in another clause is not about the
+    same thing ("BM25 negatives are passages that do not contain the answer" against "top
+    passages returned by BM25 which don't contain the answer"; "kann ..., ohne dass Sie das
+    root-Passwort mitteilen müssen"). bench/verdicts.py measures it."""
     total = sum(words.values())
     if not total:
         return False
-    def matched(sentence: str) -> float:
+    own_scopes = [{u for u in units(scope) if not u.startswith("#")} for scope in _negated_scopes(claim)]
+    claimed = modalities(claim)
+    for sentence in sentences:
         have = units(sentence)
-        return sum(w for u, w in words.items() if u in have)
-    best = max(sentences, key=matched, default=None)
-    if best is None or matched(best) < STATED_ALIKE_MIN * total or negations(best) != negations(claim):
-        return False
-    theirs = [set(units(scope)) for scope in _negated_scopes(best)]
-    for scope in _negated_scopes(claim):
-        own = {u for u in units(scope) if not u.startswith("#")}
-        if own and not any(len(own & t) >= 0.5 * len(own) for t in theirs):
-            return False  # "不是标点" where the passage says "不是当成小数点"
-    return True
+        if sum(w for u, w in words.items() if u in have) < STATED_ALIKE_MIN * total:
+            continue
+        if negations(sentence) != negations(claim) or claimed and not claimed & modalities(sentence):
+            continue
+        theirs = [set(units(scope)) for scope in _negated_scopes(sentence)]
+        if all(not own or any(len(own & t) >= 0.5 * len(own) for t in theirs) for own in own_scopes):
+            return True
+    return False
+
+
+# the share of a claim's words a passage sentence must state for its negations and its
+# obligation to decide (bench/verdicts.py, tuning half)
+STATED_ALIKE_MIN = 0.6
 
 
 def _negated_scopes(text: str, cjk_chars: int = 12) -> list[str]:
