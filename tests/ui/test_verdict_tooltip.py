@@ -64,3 +64,43 @@ def test_a_later_verdict_for_the_same_sentence_replaces_the_first() -> None:
     turn.apply(ClaimVerdict((0, end), Verdict.NOT_CONFIRMED, ("1",), 0.5))
     turn.apply(ClaimVerdict((0, end), Verdict.NOT_CONFIRMED, ("1",), 0.5, reason="the judge (local model) says no"))
     assert [v.verdict for v in turn.verdicts] == [Verdict.NOT_CONFIRMED]
+
+
+RFC_2616 = (
+    "Clients that use persistent connections SHOULD limit the number of simultaneous connections "
+    "that they maintain to a given server. A single-user client SHOULD NOT maintain more than 2 "
+    "connections with any server or proxy."
+)
+ANSWER = (
+    "A single-user client should not maintain more than 2 connections with any server or proxy [1]. "
+    "HTTP/1.1 was published as RFC 2616 in June 1999 [1]. "
+    "A single-user client may keep up to 4 connections to one server [1]."
+)
+
+
+def test_in_the_window_a_true_sentence_its_passage_does_not_state_is_neutral_not_red(qtbot) -> None:  # noqa: ANN001
+    """The real rule scorer on a real RFC 2616 passage: the true sentence about the RFC's
+    date (which the passage does not state) gets the neutral mark, the one with another
+    number red, the stated one green."""
+    from desktop_app.core.text.markers import find_markers
+    from desktop_app.core.verdicts.verify import verify_answer
+    from desktop_app.ui.answer_view import ConversationPane
+    from desktop_app.ui.theme import colours_for
+
+    verdicts = verify_answer(ANSWER, list(find_markers(ANSWER)), {"1": RFC_2616})
+    assert [v.verdict for v in verdicts] == [Verdict.SUPPORTED, Verdict.NOT_CONFIRMED, Verdict.CONTRADICTED]
+    assert verdicts[2].conflict == "number" and "2 connections" in verdicts[2].quote
+    pane = ConversationPane()
+    qtbot.addWidget(pane)
+    turn = AnswerTurn("How many connections may a client keep?", state=TurnState.FINISHED, text=ANSWER)
+    turn.verdicts = verdicts
+    pane.add_turn(turn)
+    colours = colours_for(pane.palette())
+    underline = {}
+    for fragment in _fragments(pane.browser):
+        for start in ("A single-user client should", "HTTP/1.1 was", "A single-user client may"):
+            if fragment.text().startswith(start):
+                underline[start] = fragment.charFormat().underlineColor().name()
+    assert underline == {"A single-user client should": colours.supported,
+                         "HTTP/1.1 was": colours.not_confirmed,
+                         "A single-user client may": colours.contradicted}
