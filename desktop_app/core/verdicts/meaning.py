@@ -268,7 +268,8 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
         if finding is not None and not _stated_alike(claim, words, sentences, units):
             return finding
     for _, clause in scored[:1]:
-        if scored[0][0] >= 0.6 * sum(words.values()) and opposite_word(claim, clause.text):
+        word = opposite_word(claim, clause.text) if scored[0][0] >= 0.6 * sum(words.values()) else None
+        if word is not None and not _says_itself(word, words, sentences, units):
             return Finding("opposite", _quote(clause), True)
     if claim_modal is not None:
         claimed = modalities(claim)
@@ -296,6 +297,19 @@ def conflict(claim: str, sentences: Sequence[str], units: Units,
             return Finding("condition", _quote_text(dropped), False)
         return Finding("attribution", _quote(best), False)
     return None
+
+
+def _says_itself(word: str, words: Mapping[str, float], sentences: Sequence[str], units: Units) -> bool:
+    """Whether a passage sentence that states most of the claim uses the claim's own
+    ``word`` (whose opposite a clause uses): "The length of the Payload data, in bytes"
+    beside "7 bits, 7+16 bits" states "given in bytes"."""
+    total = sum(words.values())
+    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+    for sentence in sentences:
+        have = units(sentence)
+        if sum(w for u, w in words.items() if u in have) >= STATED_ALIKE_MIN * total and pattern.search(sentence):
+            return True
+    return False
 
 
 def negations(text: str) -> int:

@@ -158,3 +158,43 @@ def test_negation_and_modality_words() -> None:
     assert meaning.negated("不得占用耕地") and not meaning.negated("不超过三天")
     assert meaning.modalities("The client MUST send it; the server MAY reply") == {"must", "may"}
     assert meaning.modalities("审批后方可实施") == set()  # "only then": no obligation
+
+
+# Contradicted must be earned: a conflict stands only where the passage speaks of the same
+# thing. True sentences the rules used to mark red (bench/data/verdict_pairs.jsonl, tuning).
+@pytest.mark.parametrize(("claim", "passage"), [
+    # the same negation, written otherwise ("don’t"), in the sentence that states the claim
+    ("BM25 negatives are top BM25 passages that do not contain the answer but match most question tokens.",
+     "BM25: top passages returned by BM25 which don’t contain the answer but match most question tokens; "
+     "Our best model uses gold passages from the same mini-batch and one BM25 negative passage."),
+    # a negation of another word (未经审计: unaudited) says nothing against a revenue figure
+    ("神鹰集团 2015 年末的营业收入为 18.18 亿元。",
+     "根据神鹰集团提供的2015 年度财务报表(未经审汁)和20t4 年度审计报告， 神鹰集团 2015 年末资产总额 "
+     "189,175.14 万元， 营业收入18.18 亿 元， 净利润9, 568.40 万元。"),
+    # the claim's own word is in the sentence that states it ("in bytes" beside "7 bits")
+    ("The length of the Payload data is given in bytes.",
+     "Payload length: 7 bits, 7+16 bits, or 7+64 bits The length of the \"Payload data\", in bytes: "
+     "if 0-125, that is the payload length."),
+    # the obligation of a clause under "ohne dass" is not the claim's
+    ("Mit sudo kann man limitierte administrative Rechte einräumen, ohne das root-Passwort mitzuteilen.",
+     "Mit einer durchdachten und vorsichtigen Konfiguration kann sudo(8) auf einem System, das Sie sich mit "
+     "mehreren Leuten teilen, limitierte administrative Rechte einräumen, ohne dass Sie anderen das "
+     "root-Passwort mitteilen müssen."),
+])
+def test_a_true_sentence_is_not_red_for_a_conflict_about_another_thing(claim: str, passage: str) -> None:
+    assert score_claim(claim, passage).verdict is not Verdict.CONTRADICTED, score_claim(claim, passage).reason
+
+
+@pytest.mark.parametrize(("claim", "passage", "conflict"), [
+    ("BM25 negatives are top BM25 passages that contain the answer.",
+     "BM25: top passages returned by BM25 which don’t contain the answer but match most question tokens;",
+     "negation"),
+    ("LaTeX 把逗号当成小数点而不是标点。", "LaTeX 把逗号当成标点而不是当成小数点。", "negation"),
+    ("Shipping costs are refunded together with the item price.",
+     "Refunds are issued within 5 business days. Shipping costs are not refundable.", "negation"),
+])
+def test_a_conflict_about_the_same_thing_stays_red_and_says_what_conflicts(
+    claim: str, passage: str, conflict: str,
+) -> None:
+    score = score_claim(claim, passage)
+    assert score.verdict is Verdict.CONTRADICTED and score.conflict == conflict and score.quote, score.reason
