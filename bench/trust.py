@@ -371,7 +371,7 @@ def answer_table(runs: list[dict[str, Any]]) -> None:
             "answers without any citation (answered)": pct(
                 sum(not r["cited"] and not r["no_basis"] for r in res), sum(not r["no_basis"] for r in res)),
         }
-        for v in ("supported", "partial", "unsupported", "uncited", "not_factual"):
+        for v in ("supported", "not_confirmed", "contradicted", "uncited", "not_factual"):
             out[f"verdict {v}"] = pct(verdicts[v], total_verdicts)
         out["median s per answer (model called)"] = f"{statistics.median(called):.1f}" if called else "–"
         return out

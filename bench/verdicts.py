@@ -227,11 +227,12 @@ def judge_run(args: argparse.Namespace) -> None:
         turn[f"{tier}{side}"] += 1
         order[r["id"]] = (tier, turn[f"{tier}{side}"], side == "tuning")
     rows.sort(key=lambda r: order[r["id"]])
-    if args.limit:
-        rows = rows[: args.limit]
     cache_path = Path(args.cache)
     saved = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path.is_file() else {}
     answers: dict[str, str] = saved.get("answers", {})
+    if args.limit:  # this many pairs not asked yet (a run resumes from the cache)
+        todo = [r for r in rows if r["id"] not in answers][: args.limit]
+        rows = [r for r in rows if r["id"] in answers] + todo
     seconds: dict[str, float] = saved.get("seconds", {})
     p_yes: dict[str, float] = saved.get("p_yes", {})
     p_no: dict[str, float] = saved.get("p_no", {})

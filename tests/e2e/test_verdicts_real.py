@@ -57,9 +57,11 @@ def test_the_judge_reads_the_support_sentences_and_their_neighbours() -> None:
 def test_bench_verdicts_prints_both_halves_over_the_labelled_pairs() -> None:
     lines = (ROOT / "bench/data/verdict_pairs.jsonl").read_text(encoding="utf-8").splitlines()
     pairs = [json.loads(line) for line in lines if line.strip()]
-    assert len(pairs) >= 300 and {p["lang"] for p in pairs} >= {"en", "zh"}
+    assert len(pairs) >= 500 and {p["lang"] for p in pairs} >= {"en", "zh", "de"}
+    assert all(sum(p["lang"] == lang for p in pairs) >= 100 for lang in ("en", "zh", "de"))
     assert {p["label"] for p in pairs} >= {"supported", "unsupported", "contradicted"}
     out = subprocess.run([sys.executable, str(ROOT / "bench/verdicts.py"), "rules"], capture_output=True,
                          text=True, check=True, cwd=ROOT).stdout
     assert "== tuning, rules: n=" in out and "== held-out, rules: n=" in out
-    assert "marked supported truly supported" in out
+    for figure in ("green-true", "red-false", "true-red", "true-green", "false-green"):
+        assert out.count(f"{figure} ") >= 2 * 4  # per language and for all, in both halves

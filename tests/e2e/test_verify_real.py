@@ -72,7 +72,7 @@ def test_a_draft_gets_pages_quotes_and_verdicts(library: tuple[Path, dict[str, s
     assert human.returncode == 0, human.stderr
     lines = human.stdout.splitlines()
     assert lines[2].split()[:5] == ["2", "supported", "en_paper_dpr_multicolumn.pdf", "p.", "4"]
-    assert lines[-1].startswith("1 not_factual")
+    assert lines[-1].startswith("1 not_confirmed, 1 not_factual")
 
 
 def test_a_claims_batch_round_trips(library: tuple[Path, dict[str, str]]) -> None:
