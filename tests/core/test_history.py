@@ -98,6 +98,16 @@ def test_json_export_holds_question_answer_citations_verdicts_and_document_ident
     assert first["sentence"].startswith("Damage must be reported") and first["verdict"] == "supported"
     assert first["chunk_ids"] == [citation["chunk_id"]]
     assert audit["verdicts"][1]["verdict"] == "not_confirmed"  # cites a label it was not given
+    assert {"quote", "conflict"} <= set(first)
+
+
+def test_exports_name_the_verdict_states_and_read_an_older_answers_names(lib: Library) -> None:
+    record = lib.record(lib.ask())
+    markdown = export_markdown(record)
+    assert "— not confirmed (the cited passage does not state this):" in markdown
+    record["claims"][1]["verdict"] = "unsupported"  # as an older Folio saved it
+    assert json.loads(export_json(record))["verdicts"][1]["verdict"] == "not_confirmed"
+    assert "— not confirmed (the cited passage does not state this):" in export_markdown(record)
 
 
 def test_markdown_export_has_footnotes_quoting_the_passage_verbatim(lib: Library) -> None:
