@@ -170,9 +170,12 @@ def score_claim(sentence: str, passage: str, embed: Embed | None = None) -> Clai
                           coverage, cosine, quote=paired, conflict="number")
     elsewhere = misattached(claim, claim_numbers, p.texts)
     if elsewhere is not None:
-        reason = f"the passage states the number of another thing; the passage says: {elsewhere}"
-        return ClaimScore(Rule.UNSUPPORTED, min(score, NUMBER_MISMATCH_CAP), support, reason,
-                          coverage, cosine, quote=elsewhere)
+        # Only a sign that the number may belong to another noun ("UTF8 使用 UTF-8 编码" for
+        # "UTF8 选项使用 UTF-8 编码" is true): not confirmed, and the judge is asked
+        # (bench/verdicts.py: 5 of 11 true tuning sentences the judge was never asked about).
+        reason = f"the passage may state the number of another thing; the passage says: {elsewhere}"
+        return ClaimScore(Rule.PARTIAL, max(min(score, SUPPORTED_MIN - 0.01), PARTIAL_MIN), support,
+                          reason, coverage, cosine)
     reason = f"{coverage:.0%} of the claim's content found in {len(picks)} passage sentence(s)"
     if cosine is not None:
         reason += f"; closest sentence cosine {cosine:.2f}"

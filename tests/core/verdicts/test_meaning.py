@@ -11,6 +11,7 @@ import pytest
 from desktop_app.core.text.markers import find_markers
 from desktop_app.core.types import Verdict
 from desktop_app.core.verdicts import meaning
+from desktop_app.core.verdicts.claim_score import Rule
 from desktop_app.core.verdicts.verify import score_claim, split_sentences, verify_answer
 
 RFC2616_P47 = (
@@ -75,9 +76,10 @@ def test_the_payload_length_126_sentence_is_supported() -> None:
 def test_the_passage_count_the_paper_states_is_supported() -> None:
     assert score_claim("This resulted in 21,015,324 passages in the corpus [1].", DPR_P4).verdict \
         is Verdict.SUPPORTED
-    # the same figure given to another thing is not
+    # the same figure given to another thing is not confirmed (not red: the judge is asked)
     other = score_claim("This resulted in 21,015,324 questions in the corpus [1].", DPR_P4)
-    assert other.verdict is Verdict.NOT_CONFIRMED and "21,015,324 passages" in other.quote
+    assert other.verdict is Verdict.NOT_CONFIRMED and "21,015,324 passages" in other.reason
+    assert other.rule is Rule.PARTIAL and not other.quote
 
 
 def test_a_condition_and_a_report_stated_as_fact_are_not_supported() -> None:
