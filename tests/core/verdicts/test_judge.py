@@ -301,3 +301,16 @@ def test_p_yes_is_cached_with_the_answer(store: Store) -> None:
     updates = repeat.review(ANSWER, verdicts, PASSAGES)
     assert again.scored == [] and repeat.cache_hits == 3
     assert [u.verdict for u in updates] == [Verdict.SUPPORTED, Verdict.SUPPORTED, Verdict.NOT_CONFIRMED]
+
+
+def test_the_cache_keeps_p_yes_and_p_no_and_still_reads_older_entries() -> None:
+    from desktop_app.core.verdicts.judge import Opinion
+
+    assert Opinion("no", 0.1, 0.7).encoded() == "no 0.1000 0.7000"
+    assert Opinion.decoded("no 0.1000 0.7000") == Opinion("no", 0.1, 0.7)
+    assert Opinion.decoded("yes 0.9731") == Opinion("yes", 0.9731, None)  # P(yes) only
+    assert Opinion.decoded("partial") == Opinion("partial")
+    # without P(no) a red sentence weighs 1 - P(yes)
+    assert judge.decide(Verdict.CONTRADICTED, "yes", 0.9) is Verdict.NOT_CONFIRMED
+    assert judge.decide(Verdict.CONTRADICTED, "no", 0.1) is Verdict.CONTRADICTED
+    assert judge.decide(Verdict.UNCITED, "yes", 0.99) is Verdict.UNCITED
