@@ -218,6 +218,8 @@ def judge_run(args: argparse.Namespace) -> None:
     # a promotion), the two halves in turn (held-out first), then the red ones
     if args.only_asked:
         rows = [r for r in rows if is_asked(r, rule_verdict(r))]
+    if args.verdict:  # only the pairs the rules give these verdicts
+        rows = [r for r in rows if str(rule_verdict(r).verdict) in args.verdict.split(",")]
     turn: dict[str, int] = Counter()
     order: dict[str, tuple[int, int, int]] = {}
     for r in sorted(rows, key=lambda r: r["id"]):
@@ -289,6 +291,8 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--origin", default="", help="only the pairs of this origin (e.g. crosslingual)")
+    p.add_argument("--verdict", default="", help="only the pairs the rules give these verdicts"
+                   " (comma-separated: supported,not_confirmed,contradicted)")
     p.add_argument("--only-asked", action="store_true",
                    help="only the pairs the rules are unsure of or call supported")
     p.add_argument("--cache", required=True, help="JSON file of answers; resumes from it")
