@@ -99,7 +99,7 @@ class Indexer:
 
     @property
     def model_id(self) -> str:
-        return str(getattr(self.embedder, "model_id", "")) if self.embedder is not None else ""
+        return self.embedder.model_id if self.embedder is not None else ""
 
     @property
     def chunking_key(self) -> str:

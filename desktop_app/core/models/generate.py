@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.models import steer
@@ -32,7 +32,21 @@ from desktop_app.core.models.steer import SentenceMarkers, SourceChoice, TokenTa
 from desktop_app.core.stages import Deltas, Message
 from desktop_app.core.types import GenerationStats, Steering
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 logger = logging.getLogger(__name__)
+
+
+class _CompletionChoice(TypedDict):
+    text: str
+
+
+class CompletionChunk(TypedDict):
+    """One streamed chunk of llama-cpp-python's ``create_completion`` (the fields read here)."""
+
+    choices: list[_CompletionChoice]
 
 
 # Used when a GGUF carries no chat template (ChatML, which most small instruct models know).
@@ -71,13 +85,13 @@ class _CountingLookup:
         self.min_ngram_size = min_ngram_size
         self.drafted = 0
         self.accepted = 0
-        self._pending: Any = None  # (position, proposed tokens) of the last draft
+        self._pending: tuple[int, npt.NDArray[np.intc]] | None = None  # (position, proposed tokens) of the last draft
 
     def reset(self) -> None:
         self.drafted = self.accepted = 0
         self._pending = None
 
-    def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
+    def __call__(self, input_ids: npt.NDArray[np.intc], /, **kwargs: object) -> npt.NDArray[np.intc]:
         import numpy as np
 
         if self._pending is not None:
@@ -206,7 +220,7 @@ class _Abort:
     the flag is checked between tokens instead (a Python call per graph node would cost
     ~3% of decode speed)."""
 
-    def __init__(self, llm: Any, flag: Callable[[], bool]) -> None:
+    def __init__(self, llm: object, flag: Callable[[], bool]) -> None:
         import llama_cpp
 
         self._ctx = getattr(getattr(llm, "_ctx", None), "ctx", None)
@@ -264,12 +278,12 @@ class LlamaGenerator:
             raise KnownError(f"The answer model {path} could not be loaded ({exc}).",
                              "Is it a complete GGUF file? Reinstall it or pick another one.") from exc
         self.context_tokens = int(self._llm.n_ctx())
-        meta: dict[str, Any] = dict(getattr(self._llm, "metadata", {}) or {})
+        meta: dict[str, str] = dict(getattr(self._llm, "metadata", {}) or {})
         self._template = meta.get("tokenizer.chat_template") or _CHATML
         self.model_id = str(meta.get("general.name") or path.stem)
         self._bos = self._token_text(self._llm.token_bos())
         self._eos = self._token_text(self._llm.token_eos())
-        model: Any = getattr(self._llm, "_model", None)
+        model: object = getattr(self._llm, "_model", None)
         self._adds_bos = bool(model.add_bos_token()) if hasattr(model, "add_bos_token") else False
         self.last_stats: GenerationStats | None = None
         self._cached = 0
@@ -351,7 +365,7 @@ class LlamaGenerator:
                 f"The question and its sources take {prompt_tokens} tokens; the model's window is {self.context_tokens}.",
                 "Ask with fewer sources per answer.",
             )
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, object] = {}
         if grammar:
             from llama_cpp import LlamaGrammar
 
@@ -576,7 +590,7 @@ class LlamaGenerator:
                              "Turn off the citation grammar (use_grammar) in Settings.")
         llama_cpp.llama_sampler_free(sampler)
 
-    def _drain(self, first: Any, iterator: Iterator[Any], should_cancel: Callable[[], bool],
+    def _drain(self, first: CompletionChunk | None, iterator: Iterator[CompletionChunk], should_cancel: Callable[[], bool],
                prompt_tokens: int, started: float, first_at: float,
                setup: tuple[float, float]) -> Deltas:
         produced = 0
