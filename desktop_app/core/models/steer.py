@@ -37,12 +37,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.markers import find_markers
 from desktop_app.core.text.sentences import split_sentences
 from desktop_app.core.types import Steering
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    # What llama-cpp-python hands a logits processor: the tokens so far (prompt and
+    # answer), and the next token's logits, which the processor returns changed.
+    TokenIds = npt.NDArray[np.intc] | Sequence[int]
+    Logits = npt.NDArray[np.single]
 
 CJK_TERMINATORS = "。！？"
 MIN_SENTENCE_CHARS = 6  # shorter runs ("是。") are not worth a marker
@@ -52,6 +61,14 @@ OPENERS = ("[", "［", "【")
 SUPPORT_WEIGHT = 3.0
 RANK_PENALTY = 1.0
 _MARKER = re.compile(r"[\[【［][^\[\]【】［］\s]{1,12}[\]】］]")  # [1], [abc1234], 【1】, ［1］
+
+
+class Detokenizer(Protocol):
+    """What the table reads from a ``llama_cpp.Llama``."""
+
+    def n_vocab(self) -> int: ...
+
+    def detokenize(self, tokens: list[int]) -> bytes: ...
 
 
 class TokenTable:
@@ -73,7 +90,7 @@ class TokenTable:
         self.terminator_set = frozenset(self.terminators)
 
     @classmethod
-    def of(cls, llm: Any) -> TokenTable:
+    def of(cls, llm: Detokenizer) -> TokenTable:
         """The table of a ``llama_cpp.Llama`` (0.33 s for Qwen2.5's 151k pieces)."""
         return cls([llm.detokenize([token]) for token in range(llm.n_vocab())])
 
@@ -88,7 +105,7 @@ class Written:
         self._written = bytearray()
         self._seen = 0
 
-    def text(self, input_ids: Sequence[int]) -> str:
+    def text(self, input_ids: TokenIds) -> str:
         generated = input_ids[self.prompt_tokens:]
         for token in generated[self._seen:]:
             self._written += self.table.pieces[int(token)]
@@ -106,7 +123,7 @@ class SentenceMarkers:
         self.written = written or Written(table, prompt_tokens)
         self.forced = 0  # markers this processor opened
 
-    def text(self, input_ids: Sequence[int]) -> str:
+    def text(self, input_ids: TokenIds) -> str:
         """What the model has written so far (``input_ids`` holds prompt and answer)."""
         return self.written.text(input_ids)
 
@@ -120,7 +137,7 @@ class SentenceMarkers:
             return False
         return len("".join(sentence.split())) >= MIN_SENTENCE_CHARS
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: TokenIds, scores: Logits) -> Logits:
         table = self.table
         if not table.terminators or not table.brackets:
             return scores
@@ -159,7 +176,7 @@ class SourceChoice:
         self.weighed = 0  # markers whose number this processor weighed
         self.moved = 0  # of them, those whose likeliest number it changed
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: TokenIds, scores: Logits) -> Logits:
         if not self.sources or len(input_ids) <= self.written.prompt_tokens:
             return scores
         if not self.table.pieces[int(input_ids[-1])].rstrip().endswith(self.openers):
