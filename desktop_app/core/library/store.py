@@ -20,7 +20,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from desktop_app.core.library.queries import LibraryQueries
 from desktop_app.core.library.reading import LibraryReading
 from desktop_app.core.library.vectors import LibraryVectors
 from desktop_app.core.types import Chunk, ExtractedDocument, FileRecord
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +132,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
 
     # ------------------------------------------------------------------ plumbing
 
-    def _cursor(self) -> Any:
+    def _cursor(self) -> DuckDBPyConnection:
         cur = getattr(self._local, "cursor", None)
         if cur is None:
             cur = self._con.cursor()
@@ -159,7 +162,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         if self._own_archive:
             self.archive.close()
 
-    def _copy_answers_out(self, con: Any) -> None:
+    def _copy_answers_out(self, con: DuckDBPyConnection) -> None:
         """Copy the saved answers, the judge's cache and the indexed folders of a library
         from before answers had their own file into :attr:`archive`, and check that every
         answer arrived, before the migration that drops them from the index runs. Safe to
@@ -184,9 +187,8 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         logger.info("%d saved answers and %d judge verdicts moved to %s", len(answers), len(judged),
                     self.archive.path)
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        rows: list[tuple[Any, ...]] = self._cursor().execute(sql, list(params)).fetchall()
-        return rows
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        return self._cursor().execute(sql, list(params)).fetchall()
 
     # ------------------------------------------------------------------ files and documents
 
@@ -259,7 +261,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                 rollback(cur)
                 raise
 
-    def _retire_if_orphan(self, cur: Any, doc_id: str) -> None:
+    def _retire_if_orphan(self, cur: DuckDBPyConnection, doc_id: str) -> None:
         """Drop the derived rows of bytes that no live path holds any more.
 
         The documents row stays (superseded) so that old answers can say what they cited.
@@ -387,7 +389,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
             self.generation += 1
             postings.maybe_compact(cur)
 
-    def _insert_chunks(self, cur: Any, chunks: Sequence[Chunk], ckeys: Sequence[int],
+    def _insert_chunks(self, cur: DuckDBPyConnection, chunks: Sequence[Chunk], ckeys: Sequence[int],
                        chunk_terms: Sequence[dict[str, int]], vectors: np.ndarray | None,
                        model_id: str) -> None:
         """Write ``chunks`` (with their keys), their postings and their vectors, inside the

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from desktop_app.core.library.connection import StoreConnection
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +49,9 @@ class LibraryVectors(StoreConnection):
             cur = self._cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
-                renamed = int(cur.execute("SELECT count(*) FROM embeddings WHERE model_id = ?", [old]).fetchone()[0])
+                counted = cur.execute("SELECT count(*) FROM embeddings WHERE model_id = ?", [old]).fetchone()
+                assert counted is not None  # count(*) has one row
+                renamed = int(counted[0])
                 cur.execute("UPDATE embeddings SET model_id = ? WHERE model_id = ?", [model_id, old])
                 cur.execute("UPDATE documents SET chunked_with = split_part(chunked_with, ':', 1) || ':' || ?"
                             " WHERE chunked_with = split_part(chunked_with, ':', 1) || ':' || ?", [model_id, old])
@@ -59,7 +64,7 @@ class LibraryVectors(StoreConnection):
         logger.info("vectors of %s are now %s's (%d)", old, model_id, renamed)
         return renamed
 
-    def _insert_vectors(self, cur: Any, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
+    def _insert_vectors(self, cur: DuckDBPyConnection, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
         import pyarrow as pa
 
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
