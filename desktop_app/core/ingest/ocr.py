@@ -27,9 +27,17 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.core.types import OcrLine, PageQuality, PageText, TextRun
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pypdfium2
+    from rapidocr_onnxruntime import RapidOCR
+
+    Image = npt.NDArray[np.uint8]  # a rendered page: RGB, height × width × 3
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +74,7 @@ class RecognisedLine:
 class LineReader(Protocol):
     """Reads the lines of a page image (an RGB ``numpy`` array, height × width × 3)."""
 
-    def read(self, image: Any) -> list[RecognisedLine]: ...
+    def read(self, image: Image) -> list[RecognisedLine]: ...
 
 
 class RapidOcrReader:
@@ -75,9 +83,9 @@ class RapidOcrReader:
 
     def __init__(self, threads: int = 1) -> None:
         self.threads = threads
-        self._engine: Any = None
+        self._engine: RapidOCR | None = None
 
-    def _load(self) -> Any:
+    def _load(self) -> RapidOCR:
         if self._engine is None:
             logging.getLogger("RapidOCR").setLevel(logging.WARNING)
             from rapidocr_onnxruntime import RapidOCR
@@ -91,14 +99,14 @@ class RapidOcrReader:
             )
         return self._engine
 
-    def read(self, image: Any) -> list[RecognisedLine]:
+    def read(self, image: Image) -> list[RecognisedLine]:
         engine = self._load()
         recogniser = engine.text_rec
         original = recogniser.postprocess_op
 
-        def spaced(preds: Any, return_word_box: bool = False, **kwargs: Any) -> Any:
+        def spaced(preds: object, return_word_box: bool = False, **kwargs: object) -> list[tuple[str, float]]:
             results = original(preds, True, **kwargs)
-            out = []
+            out: list[tuple[str, float]] = []
             for item in results:
                 text, confidence = item[0], item[1]
                 if len(item) > 2 and item[2] and item[2][1]:
@@ -152,7 +160,7 @@ def spaced_text(chars: Sequence[str], columns: Sequence[int]) -> str:
     return out
 
 
-def render_page(pdf: Any, index: int, dpi: int | None = None) -> tuple[Any, float]:
+def render_page(pdf: pypdfium2.PdfDocument, index: int, dpi: int | None = None) -> tuple[Image, float]:
     """The page as an RGB array and the scale used (pixels per point); ``dpi``: default
     :data:`RENDER_DPI`."""
     page = pdf[index]
