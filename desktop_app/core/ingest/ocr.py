@@ -41,9 +41,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-# 150 dpi (bench/ocr.py, 17 corpus pages made into JPEG scans at 300 dpi): character error
-# 1.75% English, 1.13% Chinese at 3.3 and 2.3 s a page on one core; 200 dpi read no better
-# (1.80%, 1.66%) and took a third longer, 300 dpi half as long again.
+# Pages are rendered at 150 dpi: a finer rendering reads the corpus scans no better and takes
+# a third longer or more (bench/ocr.py; docs/evaluation.md, "OCR").
 RENDER_DPI = 150
 # A gap of more than this many CTC columns (of 8 pixels in a line scaled to 48) between two
 # Latin characters is a space: within words gaps reach 5 (after an m), between them 7+.
@@ -91,7 +90,7 @@ class RapidOcrReader:
             from rapidocr_onnxruntime import RapidOCR
 
             # No direction classifier: PDFium renders the page upright (its /Rotate
-            # applied), and the classifier turned whole upright lines of RFC 6455 upside
+            # applied), and the classifier turns whole upright lines of RFC 6455 upside
             # down, which then read as nothing (bench/ocr.py).
             self._engine = RapidOCR(
                 intra_op_num_threads=self.threads, inter_op_num_threads=1,

@@ -28,12 +28,13 @@ class LibraryVectors(StoreConnection):
         """Give ``model_id`` the vectors stored under another name of the same model file.
 
         An embedder's id is ``name:first 12 hex digits of its file's sha256``. Libraries built
-        before the built-in embedders were named by their manifest id stored MiniLM's vectors
-        as ``all-MiniLM-L6-v2-int8:8199be6f699a`` (the folder's name), now looked up as
-        ``all-minilm-l6-v2-int8:8199be6f699a``: the dense half of search then found no
-        vector, silently (bench/retrieval.py: FinanceBench held-out recall@5 0.82 -> 0.53),
-        and every document looked cut for another embedder. Same file, same vectors: the
-        old name is renamed, in the vectors and in ``documents.chunked_with``. Returns how
+        before the built-in embedders were named by their manifest id hold MiniLM's vectors
+        as ``all-MiniLM-L6-v2-int8:8199be6f699a`` (the folder's name), looked up as
+        ``all-minilm-l6-v2-int8:8199be6f699a``: without this the dense half of search finds
+        no vector, silently (bench/retrieval.py on such a library; docs/evaluation.md,
+        "Constants and their figures"), and every document looks cut for another embedder.
+        Same file, same vectors: the old name is renamed, in the vectors and in
+        ``documents.chunked_with``. Returns how
         many vectors were renamed (checked once per id and Store)."""
         name, _, digest = model_id.rpartition(":")
         if model_id in self._adopted_ids or not name or len(digest) < 12:

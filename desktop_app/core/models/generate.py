@@ -63,12 +63,10 @@ REPEAT_PENALTY = 1.0
 # Prompt-lookup decoding (llama-cpp-python's LlamaPromptLookupDecoding): after each token the
 # draft proposes the tokens that followed the last two tokens' earlier occurrence in the
 # prompt, and one batched step checks them all. Answers copy names and figures from their
-# sources, so whole phrases are accepted. Measured with bench/lookup.py (tokens/s and the
-# same text at temperature 0).
-# On the small model, LlamaPromptLookupDecoding as it comes (n-grams down to one token, 10
-# draft tokens) proposed 410 tokens for a 61-token answer and 2 were accepted: decoding went
-# from 19 to 2.7 tokens/s. A one-token match is mostly chance, so the draft here needs the
-# last LOOKUP_MIN_NGRAM tokens to recur, and proposes fewer tokens.
+# sources, so whole phrases are accepted. A one-token match is mostly chance: its drafts are
+# rejected and each costs a batched step, so the draft needs the last LOOKUP_MIN_NGRAM tokens
+# to recur. Measured with bench/lookup.py (tokens/s, accepted drafts, and the same text at
+# temperature 0; figures in docs/evaluation.md, "Constants and their figures").
 LOOKUP_TOKENS = 10  # draft tokens proposed per step
 LOOKUP_NGRAM = 3  # the longest n-gram looked up
 LOOKUP_MIN_NGRAM = 2  # ... and the shortest
@@ -126,8 +124,8 @@ class _CountingLookup:
 
 
 # Prompt tokens evaluated between two cancellation checks: ~2.5 s on 1 thread with the 1.5B
-# model. Steps of 64 made its prompt 6% slower than llama.cpp's own 512 (19.3 vs 18.2 s for
-# 900 tokens); 128 cost nothing measurable (18.2 s).
+# model, the smallest step that reads a prompt as fast as llama.cpp's own 512-token batches
+# (bench/answer.py; docs/evaluation.md, "Constants and their figures").
 PREFILL_STEP = 128
 # Prompt heads (system prompt and worked examples, one per language) whose KV cache is kept
 # after priming, to be restored for a question in that language: 28 KiB a token for the 1.5B
@@ -269,9 +267,9 @@ class LlamaGenerator:
                 # A draft's tokens are checked from their logits: one row per context position
                 # (allocated lazily; only the rows of the answer are written, see _prefill).
                 logits_all=self._draft is not None,
-                # Read, not mapped: llama.cpp repacks the weights for the CPU, and with mmap
-                # the file's pages stayed resident beside the repacked copy (1.5B model:
-                # 1,904 MiB resident mapped, 1,313 MiB read; same tokens/s, bench/rss.py).
+                # Read, not mapped: llama.cpp repacks the weights for the CPU, and a mapped
+                # file's pages stay resident beside the repacked copy at the same tokens/s
+                # (bench/rss.py; docs/evaluation.md, "Constants and their figures").
                 use_mmap=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:

@@ -2,11 +2,9 @@
 source marker, and a marker's number leans to the source that states its sentence. Qt-free,
 no asyncio.
 
-The default 1.5B model cites English sentences as asked (95% of the factual held-out
-sentences carried a valid marker), but in Chinese it often ends a sentence at "。" with no
-marker, or piles every marker at the end of the paragraph: 73% (30 of 41 on the 33 held-out
-answerable questions; steered, 52 of 53). An unmarked sentence cannot be checked against a
-passage, and a reader cannot click it.
+The default 1.5B model cites English sentences as asked, but in Chinese it often ends a
+sentence at "。" with no marker, or piles every marker at the end of the paragraph. An
+unmarked sentence cannot be checked against a passage, and a reader cannot click it.
 
 :class:`SentenceMarkers` is a llama.cpp logits processor. When the model's most likely next
 token ends a Chinese sentence (a token holding "。", "！" or "？") and the sentence written so
@@ -19,20 +17,15 @@ sits inside numbers ("3.14") and abbreviations, so it does not reliably end a se
 bench/gate.py answers measures it (factual sentences with a valid marker, per language).
 
 :class:`SourceChoice` acts on the number inside the marker, in every language. The model
-often cites a source lower in the list although the first one states what it wrote: on the
-tuning half the first source held the answer for 69 of 86 answerable questions, yet the
-model's markers named a page that holds it 136 times of 180. At the step after "[", when
-the sentence has no marker yet, each source's number is raised by the share of the
-sentence's terms that source's evidence holds (:data:`SUPPORT_WEIGHT` a unit of coverage)
-and lowered by its place in the retrieval order (:data:`RANK_PENALTY` a place); a clear
-preference of the model still wins. The weights were chosen on the tuning half by replaying
-the model's recorded choices (148 of 180 markers on an answer page instead of 136; of the
-26 it moved, 16 went to a source holding more of their sentence, 4 to one holding less),
-then run for real on the same half (bench/gate.py answers, against the number left to the model):
-citations on an answer page 63 of 108 → 65 of 93 (English 17/35 → 18/28, German 22/38 →
-20/31, Chinese 24/35 → 27/34). The held-out figures are in the README.
+often cites a source lower in the list although the first one states what it wrote. At the
+step after "[", when the sentence has no marker yet, each source's number is raised by the
+share of the sentence's terms that source's evidence holds (:data:`SUPPORT_WEIGHT` a unit of
+coverage) and lowered by its place in the retrieval order (:data:`RANK_PENALTY` a place); a
+clear preference of the model still wins. The weights are chosen on the tuning half by
+replaying the model's recorded choices, then checked by running it (bench/gate.py answers,
+against the number left to the model). Both processors' figures, tuning and held-out, are in
+docs/evaluation.md ("Steering").
 """
-
 from __future__ import annotations
 
 import re
