@@ -56,6 +56,12 @@ def top_folders(paths: Iterable[str]) -> list[str]:
     return tops
 
 
+class _ThreadCursor(threading.local):
+    """Each thread's own cursor on the library's connection (None until it asks)."""
+
+    cursor: DuckDBPyConnection | None = None
+
+
 class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
     def __init__(self, db_path: Path | str,
                  archive: AnswerArchive | Callable[[], AnswerArchive] | None = None) -> None:
@@ -66,16 +72,17 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         self.path = Path(db_path)
         self._own_archive = archive is None
         self._con, self.read_only = opening.connect_for_use(self.path)
+        opened: AnswerArchive | None = None  # the archive opened here, closed here on failure
         try:
             if archive is None:
-                self.archive = AnswerArchive(answers_path(self.path))
+                self.archive = opened = AnswerArchive(answers_path(self.path))
             else:
                 self.archive = archive if isinstance(archive, AnswerArchive) else archive()
             self._open()
         except BaseException as exc:
             self._con.close()
-            if self._own_archive and getattr(self, "archive", None) is not None:
-                self.archive.close()
+            if opened is not None:
+                opened.close()
             known = opening.classify(exc, self.path, "opening the library") if isinstance(exc, Exception) else None
             if known is None or known is exc:
                 raise
@@ -121,7 +128,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
             ])
         finally:
             setup.close()
-        self._local = threading.local()
+        self._local = _ThreadCursor()
         self._write_lock = threading.Lock()
         self._adopted_ids = set()
         # fetchall, not fetchone: a result left half-read keeps its transaction open, and
@@ -133,7 +140,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
     # ------------------------------------------------------------------ plumbing
 
     def _cursor(self) -> DuckDBPyConnection:
-        cur = getattr(self._local, "cursor", None)
+        cur = self._local.cursor
         if cur is None:
             cur = self._con.cursor()
             self._local.cursor = cur

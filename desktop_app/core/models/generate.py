@@ -21,7 +21,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
@@ -331,9 +331,7 @@ class LlamaGenerator:
     def close(self) -> None:
         """Free the model's memory now (the instance is unusable afterwards)."""
         self._heads.clear()
-        close = getattr(self._llm, "close", None)  # llama-cpp-python >= 0.2.80
-        if close is not None:
-            close()
+        self._llm.close()
 
     def render(self, messages: Sequence[Message]) -> str:
         return render_chat_template(self._template, messages, self._bos, self._eos)
@@ -588,7 +586,7 @@ class LlamaGenerator:
                              "Turn off the citation grammar (use_grammar) in Settings.")
         llama_cpp.llama_sampler_free(sampler)
 
-    def _drain(self, first: CompletionChunk | None, iterator: Iterator[CompletionChunk], should_cancel: Callable[[], bool],
+    def _drain(self, first: CompletionChunk | None, iterator: Generator[CompletionChunk, None, None], should_cancel: Callable[[], bool],
                prompt_tokens: int, started: float, first_at: float,
                setup: tuple[float, float]) -> Deltas:
         produced = 0
@@ -605,9 +603,7 @@ class LlamaGenerator:
                 if text:
                     yield text
         finally:
-            close = getattr(iterator, "close", None)
-            if close is not None:
-                close()
+            iterator.close()  # create_completion's generator: closing it ends the generation
             draft = self._draft
             self.last_stats = GenerationStats(prompt_tokens, produced, first_at - started,
                                               time.perf_counter() - started, self._cached,
