@@ -55,7 +55,7 @@ def _print_json(data: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="folio", description="Ask your PDFs; every answer cites its page.")
+    parser = argparse.ArgumentParser(prog="folio", description="Ask your documents; every answer cites its passage.")
     parser.add_argument("--version", action="version", version=f"folio {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
