@@ -313,3 +313,25 @@ def test_a_source_names_its_innermost_heading_and_spells_out_pdf_ligatures() -> 
     task = packed.messages[-1]["content"]
     assert "[1] (Annual report, 1.2 Metrische Räume, p. 1)\nMetrische Räume sind hausdorffsch (Definition 10)." in task
     assert "ﬀ" not in task and "1 Topologie >" not in task
+
+
+def test_a_follow_up_prompt_recalls_earlier_turns_briefly_without_their_markers() -> None:
+    from desktop_app.core.answer.prompts import RECALLED_TOKENS, build_prompt, recalled_turns
+
+    def count(text: str) -> int:
+        return len(text.split())
+
+    history = [("What does a 404 status code mean?", "The server found nothing at the URI [1]. " + "More words. " * 80),
+               ("And what about 410?", "The resource is gone for good [2][3].")]
+    turns = recalled_turns(history, count)
+    assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant"]
+    assert "[1]" not in turns[1]["content"] and "[2]" not in turns[3]["content"]
+    assert turns[1]["content"].endswith("…") and len(turns[1]["content"]) <= 170
+    assert sum(count(t["content"]) + 8 for t in turns) <= RECALLED_TOKENS
+    packed = build_prompt("Is it cacheable?", [], count_tokens=count, context_tokens=4096, answer_tokens=256,
+                          language="en", history=history)
+    assert packed.messages[-3]["content"] == "And what about 410?"
+    assert packed.messages[-1]["role"] == "user" and "Is it cacheable?" in packed.messages[-1]["content"]
+    alone = build_prompt("Is it cacheable?", [], count_tokens=count, context_tokens=4096, answer_tokens=256,
+                         language="en")
+    assert len(packed.messages) == len(alone.messages) + 4
