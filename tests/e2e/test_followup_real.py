@@ -50,6 +50,7 @@ def pages(started: dict) -> set[tuple[str, int]]:
     return {(Path(s["doc_path"]).name, s["page"]) for s in started["sources"]}
 
 
+@pytest.mark.slow  # ~60 s on 2 busy cores: five `folio` runs, each loading the model
 def test_a_follow_up_continues_the_conversation_through_the_cli(env: dict[str, str]) -> None:
     first = ask(env, "What is PDF.js?")[0]
     assert first["searched"] == "What is PDF.js?" and first["conversation_id"] == first["answer_id"]
