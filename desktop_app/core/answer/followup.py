@@ -33,6 +33,7 @@ from desktop_app.core.text import words as termlib
 # question sets is taken for a follow-up).
 MAX_REFERRING_TERMS = 5
 MAX_TOPIC_WORDS = 10  # a topic carried from turn to turn stays a few words long
+MAX_TOPIC_CHARS = 30  # ... a Chinese one a few words' characters
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _LATIN_WORD = re.compile(r"[^\W_](?:[^\s?!。？！,;:()\"“”]*[^\W_])?")
 _END = r"[\s?？!！.。]*$"
@@ -108,14 +109,13 @@ def topic(question: str) -> str:
     function words and references, in their order (a CJK question: its text without its
     interrogatives and punctuation)."""
     lex = _lexicon(question)
-    text = re.sub(r"[?？!！。]+", " ", question)
+    text = re.sub(r"[?？!！。()（）]+", " ", question)  # a chain's earlier topic comes in brackets
     if lex.script == "cjk":
         if lex.interrogatives:
             text = re.sub("|".join(lex.interrogatives), " ", text)
         for ref in references(text, lex):
             text = text.replace(ref, " ")
-        text = re.sub(r"\s+", " ", text).strip(" ，,、的是")
-        return text
+        return re.sub(r"\s+", " ", text).strip(" ，,、的是")[-MAX_TOPIC_CHARS:]
     skip = lex.stopwords | lex.function_words | lex.question_words | lex.openers
     refs = {r.lower() for r in references(text, lex)}
     kept = [w for w in _LATIN_WORD.findall(text) if w.lower() not in skip and w.lower() not in refs]

@@ -103,3 +103,11 @@ def test_a_chain_carries_the_standalone_question_on() -> None:
     second = standalone("And what about 410?", [first]).searched
     third = standalone("What about 403?", [first, second])
     assert third.searched == "What does a 403 status code mean?"
+
+
+def test_a_chinese_chain_carries_one_flat_topic() -> None:
+    first = "东北电气 2018 年第一季度的营业收入是多少？"
+    second = standalone("那净利润呢？", [first]).searched
+    third = standalone("这家公司的第一大股东是谁？", [first, second])
+    assert third.rule == "reference"
+    assert third.searched.count("(") == 1 and "东北电气" in third.searched and "净利润" in third.searched
