@@ -22,6 +22,12 @@ Modes:
   standalone question (the same sources, no recalled turns, no rules), in alternating
   order; prints the medians of both, of their per-pair difference, and of the extra
   prompt tokens.
+- ``history``: the recalled turns' reading time alone, with less noise than ``followup``:
+  for each follow-up pair, the prompt of its standalone question (sources as answering
+  builds them) packed with the earlier turn recalled and without, both read by the
+  default model in alternating order (the worked-example head cached, as in the window);
+  the earlier answer is the first 120 characters of the first question's best passage
+  (a real answer is cut to that length). Prints the medians and the per-pair added time.
 
     FOLIO_HOME=/tmp/h FOLIO_MODELS_DIR=... .venv/bin/python bench/first_word.py warm \\
         --db /tmp/corpus.duckdb [--half held] [--max-tokens 64] [--runs 1]
@@ -359,9 +365,64 @@ def followup_cost(args: argparse.Namespace) -> None:
               f" alone {median([b.get('prefill_s', 0.0) for _, b in rows]):.2f} s")
 
 
+def history_cost(args: argparse.Namespace) -> None:
+    from followup import half as pair_half
+    from followup import pairs
+
+    from desktop_app.core.answer import evidence, prompts
+    from desktop_app.core.answer.citations import SourceMap
+    from desktop_app.core.answer.followup import standalone
+    from desktop_app.core.settings import Settings
+    from desktop_app.core.types import CitationStyle
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    chosen = [p for p in pairs() if args.half == "all" or pair_half(p["id"]) == args.half]
+    chosen = chosen[:LIMIT] if LIMIT else chosen
+    kb = KnowledgeBase(args.db, _settings(args))
+    generator = _generator(Settings().threads)
+    built = []
+    for pair in chosen:
+        searched = standalone(pair["follow_up"], [pair["first"]]).searched
+        first = kb.retriever.search(pair["first"], 5).passages
+        retrieval = kb.retriever.search(searched, 5)
+        passages = evidence.select(searched, retrieval.passages, budget_tokens=280)
+        source_map = SourceMap.build(passages, CitationStyle.LABEL)
+        sources = [(label, source_map.marker(label), p) for label, p in source_map.items()]
+        earlier = " ".join(first[0].text.split())[:prompts.RECALLED_ANSWER_CHARS] if first else ""
+        both = [prompts.build_prompt(pair["follow_up"], sources, count_tokens=generator.count_tokens,
+                                     context_tokens=generator.context_tokens, answer_tokens=args.max_tokens,
+                                     focus=searched, history=recalled)
+                for recalled in ([(pair["first"], earlier)], [])]
+        built.append((pair["id"], [generator.prompt_tokens(generator.render(p.messages)) for p in both]))
+    asyncio.run(kb.close())
+    seconds: dict[bool, list[float]] = {True: [], False: []}
+    extra: list[int] = []
+    for run in range(args.runs):
+        for n, (pair_id, (with_turns, without)) in enumerate(built):
+            order = (True, False) if (n + run) % 2 == 0 else (False, True)
+            shared = next((i for i, (a, b) in enumerate(zip(with_turns, without, strict=False)) if a != b),
+                          min(len(with_turns), len(without)))
+            for recalled in order:
+                ids = with_turns if recalled else without
+                generator._prefill(ids[: shared + 1], lambda: False)  # the head both share, cached
+                begun = time.perf_counter()
+                generator._prefill(ids, lambda: False)
+                seconds[recalled].append(time.perf_counter() - begun)
+            extra.append(len(with_turns) - len(without))
+            print(f"  {pair_id}: with the earlier turn {seconds[True][-1]:.2f} s, without {seconds[False][-1]:.2f} s"
+                  f" (+{extra[-1]} tokens)", flush=True)
+    added = [a - b for a, b in zip(seconds[True], seconds[False], strict=True)]
+    print(f"\nreading the prompt after the cached head, {len(added)} prompts, {args.half} half,"
+          f" {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}:")
+    print(f"  with the earlier turn recalled: median {median(seconds[True]):.2f} s")
+    print(f"  without: median {median(seconds[False]):.2f} s")
+    print(f"  added per prompt: median {median(added):.2f} s (+{median(extra):.0f} tokens)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("warm", "cold", "threads", "steer", "answers", "followup"))
+    parser.add_argument("mode", choices=("warm", "cold", "threads", "steer", "answers", "followup",
+                                                     "history"))
     parser.add_argument("--db", type=Path, required=True, help="../shared/corpus indexed with folio index")
     parser.add_argument("--half", choices=("tune", "held", "all"), default="held")
     parser.add_argument("--max-tokens", type=int, default=64)
@@ -376,7 +437,7 @@ def main() -> None:
     global LIMIT, IDS
     LIMIT, IDS = args.limit, [i for i in args.ids.split(",") if i]
     {"warm": warm, "cold": cold, "threads": threads, "steer": steer, "answers": answers,
-     "followup": followup_cost}[args.mode](args)
+     "followup": followup_cost, "history": history_cost}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -316,18 +316,28 @@ def test_a_source_names_its_innermost_heading_and_spells_out_pdf_ligatures() -> 
 
 
 def test_a_follow_up_prompt_recalls_earlier_turns_briefly_without_their_markers() -> None:
-    from desktop_app.core.answer.prompts import RECALLED_TOKENS, build_prompt, recalled_turns
+    from desktop_app.core.answer.prompts import (
+        RECALLED_TOKENS,
+        build_prompt,
+        recalled_turns,
+        short_answer,
+    )
 
     def count(text: str) -> int:
         return len(text.split())
 
-    history = [("What does a 404 status code mean?", "The server found nothing at the URI [1]. " + "More words. " * 80),
+    history = [("What does a 404 status code mean?", "Not found [1]."),
                ("And what about 410?", "The resource is gone for good [2][3].")]
     turns = recalled_turns(history, count)
     assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant"]
-    assert "[1]" not in turns[1]["content"] and "[2]" not in turns[3]["content"]
-    assert turns[1]["content"].endswith("…") and len(turns[1]["content"]) <= 170
-    assert sum(count(t["content"]) + 8 for t in turns) <= RECALLED_TOKENS
+    assert turns[1]["content"] == "Not found." and turns[3]["content"] == "The resource is gone for good."
+    # A long answer is cut at a word; what does not fit drops the oldest turn first.
+    long = short_answer("The server found nothing at the URI [1]. " + "More words. " * 80)
+    assert long.endswith("…") and len(long) <= 125 and "[1]" not in long
+    wordy = [("What does a 404 status code mean?", "More words. " * 80), history[1]]
+    kept = recalled_turns(wordy, count)
+    assert [t["content"] for t in kept if t["role"] == "user"] == ["And what about 410?"]
+    assert sum(count(t["content"]) + 8 for t in kept) <= RECALLED_TOKENS
     packed = build_prompt("Is it cacheable?", [], count_tokens=count, context_tokens=4096, answer_tokens=256,
                           language="en", history=history)
     assert packed.messages[-3]["content"] == "And what about 410?"
@@ -335,3 +345,4 @@ def test_a_follow_up_prompt_recalls_earlier_turns_briefly_without_their_markers(
     alone = build_prompt("Is it cacheable?", [], count_tokens=count, context_tokens=4096, answer_tokens=256,
                          language="en")
     assert len(packed.messages) == len(alone.messages) + 4
+    assert packed.request_tokens > alone.request_tokens  # the recalled turns are read too

@@ -67,8 +67,8 @@ _ELLIPSIS = "…"
 # RECALLED_ANSWER_CHARS, all of them within RECALLED_TOKENS (each token read costs prefill
 # before the first word: bench/first_word.py followup measures it with the default model).
 RECALLED_TURNS = 2
-RECALLED_ANSWER_CHARS = 160
-RECALLED_TOKENS = 80
+RECALLED_ANSWER_CHARS = 120
+RECALLED_TOKENS = 64
 _EXAMPLE_KEY = re.compile(r"^(question|source|answer):\s*(.*)$", re.IGNORECASE)
 _EXAMPLE_LABEL = re.compile(r"\[(\d{1,2})\]")
 
