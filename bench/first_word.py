@@ -397,6 +397,7 @@ def history_cost(args: argparse.Namespace) -> None:
     asyncio.run(kb.close())
     seconds: dict[bool, list[float]] = {True: [], False: []}
     extra: list[int] = []
+    speed: list[float] = []  # tokens/s reading the prompt without the earlier turn
     for run in range(args.runs):
         for n, (pair_id, (with_turns, without)) in enumerate(built):
             order = (True, False) if (n + run) % 2 == 0 else (False, True)
@@ -409,14 +410,18 @@ def history_cost(args: argparse.Namespace) -> None:
                 generator._prefill(ids, lambda: False)
                 seconds[recalled].append(time.perf_counter() - begun)
             extra.append(len(with_turns) - len(without))
+            speed.append((len(without) - shared) / seconds[False][-1])
             print(f"  {pair_id}: with the earlier turn {seconds[True][-1]:.2f} s, without {seconds[False][-1]:.2f} s"
-                  f" (+{extra[-1]} tokens)", flush=True)
+                  f" ({len(without) - shared} tokens read, +{extra[-1]} with the turn;"
+                  f" load {os.getloadavg()[0]:.1f})", flush=True)
     added = [a - b for a, b in zip(seconds[True], seconds[False], strict=True)]
     print(f"\nreading the prompt after the cached head, {len(added)} prompts, {args.half} half,"
           f" {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}:")
     print(f"  with the earlier turn recalled: median {median(seconds[True]):.2f} s")
     print(f"  without: median {median(seconds[False]):.2f} s")
     print(f"  added per prompt: median {median(added):.2f} s (+{median(extra):.0f} tokens)")
+    print(f"  reading speed without: median {median(speed):.1f} tokens/s; the extra tokens at that speed:"
+          f" median {median([e / v for e, v in zip(extra, speed, strict=True)]):.2f} s")
 
 
 def main() -> None:

@@ -340,7 +340,9 @@ class ConversationPane(QWidget):
                 self._cache[number] = cached
             earlier = self.turns[number - 1].conversation_id if number else ""
             if earlier and turn.conversation_id and earlier != turn.conversation_id:
-                parts.append("<hr/>")  # a conversation reopened after another one
+                # a conversation reopened after another one: its questions follow up its own
+                parts.append(f'<p align="center" style="color:{colours.muted}; font-size:small;">'
+                             "another conversation</p>")
             parts.append(cached[1])
         html = render_history(parts) if parts else WELCOME.format(muted=colours.muted)
         bar = self.browser.verticalScrollBar()

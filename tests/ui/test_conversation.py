@@ -84,3 +84,11 @@ def test_the_history_reopens_a_whole_conversation(window, fake_kb, library, run)
     fake_kb.answers.append(warranty_answer(library))
     ask(window, run, "And how long for the motor?")
     assert fake_kb.follow_ups[-1] == ("c2", None)
+
+
+def test_a_conversation_reopened_after_another_is_set_apart(window, fake_kb, library, run) -> None:  # noqa: ANN001
+    fake_kb.answers.append(warranty_answer(library))
+    ask(window, run, "How long is the pump warranty?")
+    fake_kb.saved["x1"] = saved_record("Who makes the pump?", ScriptedAnswer("Acme [1].", []), "x1")
+    run(window.history.reopen("x1"))
+    assert "another conversation" in window.conversation.browser.toPlainText()
