@@ -346,3 +346,15 @@ def test_a_follow_up_prompt_recalls_earlier_turns_briefly_without_their_markers(
                          language="en")
     assert len(packed.messages) == len(alone.messages) + 4
     assert packed.request_tokens > alone.request_tokens  # the recalled turns are read too
+
+
+def test_a_chinese_answer_is_cut_to_fit_not_dropped() -> None:
+    from desktop_app.core.answer.prompts import RECALLED_TOKENS, recalled_turns
+
+    def count(text: str) -> int:  # about a token a Chinese character
+        return len(text)
+
+    turns = recalled_turns([("东北电气 2018 年第一季度的营业收入是多少？",
+                             "东北电气 2018 年第一季度的营业收入为 4,755,785.11 元，比上年同期减少 16.55% [1]。" * 3)], count)
+    assert turns[1]["content"].startswith("东北电气") and turns[1]["content"] != "…"
+    assert sum(count(t["content"]) + 8 for t in turns) <= RECALLED_TOKENS

@@ -231,19 +231,29 @@ def recalled_turns(history: Sequence[tuple[str, str]], count_tokens: Callable[[s
                    budget_tokens: int = RECALLED_TOKENS) -> list[dict[str, str]]:
     """The last :data:`RECALLED_TURNS` of ``history`` (question, answer; oldest first) as
     user/assistant turns, the answers short, the oldest dropped until they fit
-    ``budget_tokens``."""
-    turns = [(q.strip(), short_answer(a)) for q, a in history[-RECALLED_TURNS:] if q.strip()]
-    while turns:
-        messages = [m for q, a in turns for m in ({"role": "user", "content": q},
-                                                  {"role": "assistant", "content": a or _ELLIPSIS})]
-        if sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages) <= budget_tokens:
-            return messages
-        if len(turns) == 1:  # one turn too long: its answer goes
-            q = turns[0][0]
-            return [{"role": "user", "content": q}, {"role": "assistant", "content": _ELLIPSIS}] \
-                if count_tokens(q) + 2 * MESSAGE_OVERHEAD_TOKENS < budget_tokens else []
-        turns = turns[1:]
-    return []
+    ``budget_tokens``; the last turn alone has its answer cut further to fit (a Chinese
+    answer costs about a token a character)."""
+
+    def messages(turns: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+        return [m for q, a in turns for m in ({"role": "user", "content": q},
+                                              {"role": "assistant", "content": a or _ELLIPSIS})]
+
+    def cost(turns: Sequence[tuple[str, str]]) -> int:
+        return sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages(turns))
+
+    recent = [(q.strip(), a) for q, a in history[-RECALLED_TURNS:] if q.strip()]
+    turns = [(q, short_answer(a)) for q, a in recent]
+    while len(turns) > 1 and cost(turns) > budget_tokens:
+        turns, recent = turns[1:], recent[1:]
+    if not turns:
+        return []
+    (question, answer), chars = recent[0], RECALLED_ANSWER_CHARS
+    while cost(turns) > budget_tokens and chars >= 24:  # one turn: its answer shorter
+        chars = int(chars * 0.7)
+        turns = [(question, short_answer(answer, chars))]
+    if cost(turns) > budget_tokens:
+        turns = [(question, _ELLIPSIS)]
+    return messages(turns) if cost(turns) <= budget_tokens else []
 
 
 def build_prompt(
