@@ -86,7 +86,7 @@ def build_actions(w: ActionHost) -> WindowActions:
     reindex_action = a(w, "reindex", "&Re-index", w.reindex, "F5", "Index the open folder again (only changed files are parsed)")
     samples_action = a(w, "", "Open &Sample Folder", w.setup.open_samples, None, "Write a few sample PDFs (English and Chinese) and open them")
     check_text_action = a(w, "", "C&heck a Text…", w.check_text, "Ctrl+Shift+K", "Check each sentence of a text or draft against the library: its supporting page and a verdict")
-    export_action = a(w, "export", "&Export Answer…", w.choose_export, "Ctrl+E", "Save the current answer as Markdown with footnotes")
+    export_action = a(w, "export", "&Export Answer…", w.choose_export, "Ctrl+E", "Save the current conversation (or answer) as Markdown with footnotes")
     quit_action = a(w, "", "&Quit", w.close, QKeySequence.StandardKey.Quit)
 
     ask_action = a(w, "ask", "&Ask", w.ask_from_box, None, "Ask the question typed below the answers (Enter in the question box)")

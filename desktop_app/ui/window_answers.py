@@ -23,7 +23,7 @@ from desktop_app.ui.answer_view import ConversationPane
 from desktop_app.ui.async_qt import TaskSet
 from desktop_app.ui.check_turn import check_turn
 from desktop_app.ui.citation_nav import CitationCursor
-from desktop_app.ui.export import turn_to_markdown
+from desktop_app.ui.export import conversation_to_markdown
 from desktop_app.ui.history_panel import HistoryPanel
 from desktop_app.ui.library_model import LibraryModel
 from desktop_app.ui.pdf_view import PageViewer
@@ -244,12 +244,16 @@ class AnswerMixin:
         return None
 
     def export_markdown(self, path: str | Path) -> Path:
+        """Write the current conversation (the finished turns shown of the last answer's
+        conversation) as Markdown."""
         turn = self._exportable_turn()
         if turn is None:
             raise KnownError("There is no finished answer to export yet.")
+        turns = [t for t in self.conversation.turns if not t.state.running and (t.text or t.no_basis)
+                 and t.conversation_id and t.conversation_id == turn.conversation_id] or [turn]
         target = Path(path)
-        target.write_text(turn_to_markdown(turn), encoding="utf-8")
-        self.show_status(f"Answer exported to {target}")
+        target.write_text(conversation_to_markdown(turns), encoding="utf-8")
+        self.show_status(f"{'Conversation' if len(turns) > 1 else 'Answer'} exported to {target}")
         return target
 
     def choose_export(self) -> None:

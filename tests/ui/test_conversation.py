@@ -92,3 +92,14 @@ def test_a_conversation_reopened_after_another_is_set_apart(window, fake_kb, lib
     fake_kb.saved["x1"] = saved_record("Who makes the pump?", ScriptedAnswer("Acme [1].", []), "x1")
     run(window.history.reopen("x1"))
     assert "another conversation" in window.conversation.browser.toPlainText()
+
+
+def test_export_writes_the_whole_conversation(window, fake_kb, library, run, tmp_path) -> None:  # noqa: ANN001
+    fake_kb.answers += [warranty_answer(library), warranty_answer(library)]
+    ask(window, run, "How long is the pump warranty?")
+    ask(window, run, "And for the guide?")
+    text = window.export_markdown(tmp_path / "conversation.md").read_text(encoding="utf-8")
+    assert text.startswith("# 1. How long is the pump warranty?")
+    assert "# 2. And for the guide?" in text
+    assert "[^1.1]:" in text and "[^2.1]:" in text and "[^1]:" not in text
+    assert "Conversation exported" in window.status_label.text()
