@@ -178,6 +178,9 @@ class AnswerMixin:
                     turn.scope_label = rows[0].title
             self.conversation.add_turn(turn)
         turn = turns[-1]
+        # The scope belongs to the conversation: its next question is asked within it too.
+        if self.ask_task is None or self.ask_task.done():
+            self.conversation.set_scope(turn.scope, turn.scope_label or ", ".join(Path(p).name for p in turn.scope))
         stale = turn.stale_citations()
         note = f"; {len(stale)} cited source(s) changed or removed since" if stale else ""
         within = f" (asked within {turn.scope_label or ', '.join(Path(p).name for p in turn.scope)})" if turn.scope else ""

@@ -103,3 +103,16 @@ def test_export_writes_the_whole_conversation(window, fake_kb, library, run, tmp
     assert "# 2. And for the guide?" in text
     assert "[^1.1]:" in text and "[^2.1]:" in text and "[^1]:" not in text
     assert "Conversation exported" in window.status_label.text()
+
+
+def test_reopening_a_conversation_restores_its_scope(window, fake_kb, library, run) -> None:  # noqa: ANN001
+    run(window.open_folder(str(library["manual"].path.parent)))
+    manual = str(library["manual"].path)
+    record = saved_record("How long is the pump warranty?", warranty_answer(library), "s1")
+    record["scope"] = [manual]
+    fake_kb.saved["s1"] = record
+    run(window.history.reopen("s1"))
+    assert window.conversation.scope == (manual,) and window.conversation.scope_chip.isVisible()
+    fake_kb.answers.append(warranty_answer(library))
+    ask(window, run, "And for how long after repair?")
+    assert fake_kb.scopes[-1] == (manual,) and fake_kb.follow_ups[-1] == ("s1", None)
