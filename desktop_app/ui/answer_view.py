@@ -39,7 +39,7 @@ logger = logging.getLogger(__name__)
 
 FRAME_MS = 33  # re-render at most ~30 times a second while streaming
 WELCOME = (
-    "<p style='color:{muted};'>Open a folder of PDFs (<b>Ctrl+O</b>, or drop it on the window), "
+    "<p style='color:{muted};'>Open a folder of documents (<b>Ctrl+O</b>, or drop it on the window), "
     "then ask a question below. Answers cite their sources with numbered chips: click one to "
     "see the passage highlighted on its page.</p>"
 )

@@ -82,7 +82,7 @@ def build_actions(w: ActionHost) -> WindowActions:
     a = make_action
     viewer = w.viewer
     new_conversation_action = a(w, "", "&New Conversation", w.new_conversation, "Ctrl+N", "Start a new conversation: the next question does not follow up the answers shown")
-    open_action = a(w, "open-folder", "&Open Folder…", w.choose_folder, QKeySequence.StandardKey.Open, "Open a folder of PDFs and index it")
+    open_action = a(w, "open-folder", "&Open Folder…", w.choose_folder, QKeySequence.StandardKey.Open, "Open a folder of documents and index it")
     reindex_action = a(w, "reindex", "&Re-index", w.reindex, "F5", "Index the open folder again (only changed files are parsed)")
     samples_action = a(w, "", "Open &Sample Folder", w.setup.open_samples, None, "Write a few sample PDFs (English and Chinese) and open them")
     check_text_action = a(w, "", "C&heck a Text…", w.check_text, "Ctrl+Shift+K", "Check each sentence of a text or draft against the library: its supporting page and a verdict")
