@@ -65,6 +65,7 @@ class KnowledgeBaseAPI(Protocol):
         scope: Sequence[str | Path] = (),
         follow_up: str | None = None,
         searched: str | None = None,
+        replaces: str | None = None,
     ) -> AsyncIterator[AnswerEvent]:
         """Stream the events of one answer: answer_started, token*, citation*, claim*,
         answer_finished (or no_basis / failed / cancelled). With ``scope`` (files and
@@ -73,8 +74,9 @@ class KnowledgeBaseAPI(Protocol):
         ``follow_up`` (a saved answer's id) continues that answer's conversation: the
         question is searched as it stands alone after it, the prompt recalls the earlier
         turns, and the scope is the conversation's unless ``scope`` names one;
-        ``searched`` replaces what is searched for. answer_started carries ``searched``
-        and ``conversation_id``."""
+        ``searched`` replaces what is searched for; ``replaces`` (with ``searched``) names
+        the answer this one is asked again for, which the conversation then leaves out.
+        answer_started carries ``searched`` and ``conversation_id``."""
         ...
 
     def check_text(self, text: str, name: str = "") -> AsyncIterator[CheckEvent]:

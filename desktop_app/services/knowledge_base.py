@@ -11,6 +11,7 @@ each operation has its own cancel flag, and ``cancel()`` raises all of them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 import time
@@ -466,6 +467,7 @@ class KnowledgeBase:
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
         scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
+        replaces: str | None = None,
     ) -> AsyncIterator[AnswerEvent]:
         from desktop_app.core.answer import answering
         from desktop_app.core.verdicts import Verifier
@@ -504,6 +506,8 @@ class KnowledgeBase:
                     from desktop_app.core.answer.followup import Conversation as Turns
 
                     conversation = Turns(searched=searched.strip())
+                if conversation is not None and replaces:
+                    conversation = dataclasses.replace(conversation, replaces=replaces)
                 with clock.timing("embedder_load_s"):
                     self.embedder  # noqa: B018
                 retriever = self.retriever

@@ -63,7 +63,7 @@ class AnswerMixin:
         return ""
 
     def ask(self, question: str, searched: str | None = None, follow_up: str | None = None,
-            ) -> asyncio.Task[AnswerTurn] | None:
+            replaces: str = "") -> asyncio.Task[AnswerTurn] | None:
         """Ask ``question`` as the next turn of the conversation shown (``follow_up``: the
         answer it follows instead); ``searched`` replaces what it is searched for."""
         previous = self.ask_task if self.ask_task is not None and not self.ask_task.done() else None
@@ -71,7 +71,7 @@ class AnswerMixin:
             self.show_status("An answer is still running: stop it first (Esc).")
             return None
         scope = self.conversation.scope
-        context = (self.follow_up_id() if follow_up is None else follow_up, searched)
+        context = (self.follow_up_id() if follow_up is None else follow_up, searched, replaces)
         if previous is None:
             turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
             self.ask_task = asyncio.ensure_future(self._ask(question, turn, scope, context))
@@ -99,11 +99,12 @@ class AnswerMixin:
         turns = self.conversation.turns
         if not 0 <= index < len(turns) or (self.ask_task is not None and not self.ask_task.done()):
             return None
-        question = turns[index].question
+        question, replaces = turns[index].question, ""
         follow_up = self.follow_up_id(before=index)
         if index == len(turns) - 1:
+            replaces = turns[index].answer_id
             self.conversation.remove_turn(index)
-        return self.ask(question, searched=searched, follow_up=follow_up)
+        return self.ask(question, searched=searched, follow_up=follow_up, replaces=replaces)
 
     def only_checking(self) -> bool:
         """True while the running question's answer is written and only the model's checks
@@ -113,7 +114,7 @@ class AnswerMixin:
                 and self.ask_task is not None and not self.ask_task.done())
 
     async def _ask_after(self, previous: asyncio.Task[AnswerTurn], question: str,
-                         scope: tuple[str, ...], context: tuple[str, str | None] = ("", None)) -> AnswerTurn:
+                         scope: tuple[str, ...], context: tuple[str, str | None, str] = ("", None, "")) -> AnswerTurn:
         previous.cancel()  # the facade's flag stops the judge before its next question
         with contextlib.suppress(asyncio.CancelledError):
             await previous
@@ -121,11 +122,12 @@ class AnswerMixin:
         return await self._ask(question, turn, scope, context)
 
     async def _ask(self, question: str, turn: AnswerTurn, scope: tuple[str, ...] = (),
-                   context: tuple[str, str | None] = ("", None)) -> AnswerTurn:
+                   context: tuple[str, str | None, str] = ("", None, "")) -> AnswerTurn:
         self.asking_turn = turn
-        follow_up, searched = context
+        follow_up, searched, replaces = context
         try:
-            async for event in self.kb.ask(question, scope=scope, follow_up=follow_up or None, searched=searched):
+            async for event in self.kb.ask(question, scope=scope, follow_up=follow_up or None, searched=searched,
+                                           replaces=replaces or None):
                 self.conversation.apply(event)
                 if isinstance(event, AnswerFinished):
                     self.update_actions()  # the next question may be asked while checks run

@@ -151,6 +151,7 @@ class FakeKnowledgeBase:
         self.cancel_calls = 0
         self.index_calls: list[tuple[str, dict[str, str] | None]] = []
         self.follow_ups: list[tuple[str | None, str | None]] = []  # (follow_up, searched) of each ask
+        self.replaced: list[str | None] = []  # the answer each ask was asked again for
         self.questions: list[str] = []
         self.scopes: list[tuple[str, ...]] = []  # the scope each question was asked within
         self.documents_by_path: dict[str, DocumentInfo] = {}
@@ -247,10 +248,12 @@ class FakeKnowledgeBase:
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
         scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
+        replaces: str | None = None,
     ) -> AsyncIterator[AnswerEvent]:
         self._cancelled = False
         self.questions.append(question)
         self.follow_ups.append((follow_up, searched))
+        self.replaced.append(replaces)
         conversation_id = follow_up or ""
         within = tuple(str(p) for p in scope)
         self.scopes.append(within)

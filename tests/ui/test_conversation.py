@@ -45,7 +45,7 @@ def test_a_question_follows_up_the_answer_shown_until_a_new_conversation(window,
 def test_searched_for_can_be_edited_and_searched_again(window, fake_kb, library, run) -> None:  # noqa: ANN001
     fake_kb.answers += [warranty_answer(library), warranty_answer(library), warranty_answer(library)]
     first = ask(window, run, "How long is the pump warranty?")
-    ask(window, run, "And what about the guide?")
+    second_id = ask(window, run, "And what about the guide?").answer_id
     assert 'href="searched:?turn=1"' in window.conversation.html()
     window.conversation.handle_anchor(QUrl("searched:?turn=1"))
     editor = window.conversation.searched_editor
@@ -57,6 +57,7 @@ def test_searched_for_can_be_edited_and_searched_again(window, fake_kb, library,
     # The last turn is replaced by the answer searched for the corrected text, still
     # following up the first answer.
     assert fake_kb.follow_ups[-1] == (first.answer_id, "installation guide warranty period")
+    assert fake_kb.replaced[-1] == second_id  # the saved conversation shows the new answer instead
     turns = window.conversation.turns
     assert len(turns) == 2 and turns[1].question == "And what about the guide?"
     assert turns[1].searched == "installation guide warranty period"

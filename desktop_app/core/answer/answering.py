@@ -376,6 +376,8 @@ def _save(store: AnswerLog | None, answer_id: str, question: str, text: str, sty
         "stats": dict(stats or {}),  # the model's figures (AnswerFinished.stats)
         "searched": conversation.searched or question,  # what retrieval was asked (a follow-up's standalone)
     }
+    if conversation.replaces:  # asked again with "Searched for" edited: the conversation shows this one
+        payload["replaces"] = conversation.replaces
     try:
         store.save_answer(answer_id, question, text, str(style), model_id, status, payload, scope,
                           conversation_id=conversation.conversation_id)

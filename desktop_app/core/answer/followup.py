@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from desktop_app.core.text import lang
 from desktop_app.core.text import words as termlib
 
-# A question holding a reference and at most this many search terms besides it leans on
-# the previous turn; one naming more says what it is about (tuning half of
-# bench/data/followup_pairs.jsonl, bench/followup.py; and no question of the existing
-# question sets is taken for a follow-up).
+# A question holding a reference and naming at most this much besides it (content_size)
+# leans on the previous turn; one naming more says what it is about. Chosen on the tuning
+# half of bench/data/followup_pairs.jsonl (bench/followup.py), which also counts the
+# questions of the existing sets the rules would take for a follow-up (2 of 288).
 MAX_REFERRING_TERMS = 5
 MAX_TOPIC_WORDS = 10  # a topic carried from turn to turn stays a few words long
 MAX_TOPIC_CHARS = 30  # ... a Chinese one a few words' characters
@@ -201,3 +201,4 @@ class Conversation:
     conversation_id: str = ""
     turns: tuple[tuple[str, str], ...] = ()
     searched: str = ""
+    replaces: str = ""  # the answer this one was asked again for (its "Searched for" edited)

@@ -225,14 +225,17 @@ class AnswerArchive:
         ]
 
     def conversation(self, conversation_id: str) -> list[dict[str, Any]]:
-        """The answers of a conversation, oldest first (an answer saved before conversations
-        existed is a conversation of its own)."""
+        """The answers of a conversation, oldest first, without those asked again with their
+        "Searched for" edited (the later answer says which it ``replaces``; an answer saved
+        before conversations existed is a conversation of its own)."""
         rows = self._rows(
             "SELECT answer_id FROM answers WHERE conversation_id = ? OR (conversation_id = '' AND answer_id = ?)"
             " ORDER BY created_at",
             [conversation_id, conversation_id],
         )
-        return [record for record in (self.answer(str(r[0])) for r in rows) if record is not None]
+        records = [record for record in (self.answer(str(r[0])) for r in rows) if record is not None]
+        replaced = {str(r["replaces"]) for r in records if r.get("replaces")}
+        return [r for r in records if r["answer_id"] not in replaced]
 
     def answer(self, answer_id: str) -> dict[str, Any] | None:
         """The answer with this id, or the newest whose id starts with it."""

@@ -162,3 +162,17 @@ def test_upgrades_run_in_order_from_the_file_s_version(tmp_path: Path, monkeypat
     ran.clear()
     AnswerArchive(path).close()  # at SCHEMA_VERSION: none
     assert ran == []
+
+
+def test_an_answer_asked_again_replaces_the_one_it_names_in_its_conversation(tmp_path: Path) -> None:
+    archive = AnswerArchive(tmp_path / "a.sqlite")
+    archive.save_answer("q1", "What is PDF.js?", "A viewer.", "label", "m", "finished", payload(1),
+                        created_at="2026-01-01 00:00:01.000000")
+    archive.save_answer("q2", "Who wrote it?", "Nobody.", "label", "m", "finished", payload(2),
+                        created_at="2026-01-01 00:00:02.000000", conversation_id="q1")
+    again = {**payload(3), "searched": "PDF.js original author", "replaces": "q2"}
+    archive.save_answer("q3", "Who wrote it?", "Andreas Gal.", "label", "m", "finished", again,
+                        created_at="2026-01-01 00:00:03.000000", conversation_id="q1")
+    assert [t["answer_id"] for t in archive.conversation("q1")] == ["q1", "q3"]
+    assert archive.answer("q2") is not None  # kept in the history all the same
+    archive.close()
