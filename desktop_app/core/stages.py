@@ -218,7 +218,8 @@ class AnswerLog(JudgeCache, Protocol):
     """Where answers are kept (the history) with the judge's cache; ``Store`` implements it."""
 
     def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
-                    status: str, payload: JsonObject, scope: Sequence[str] = ()) -> None: ...
+                    status: str, payload: JsonObject, scope: Sequence[str] = (),
+                    conversation_id: str = "") -> None: ...
 
 
 class Verifier(Protocol):

@@ -28,7 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="folio",
         description="Folio: ask your PDFs; click a citation to see the passage on its page.",
     )
-    parser.add_argument("path", nargs="?", help="a folder of PDFs to open (indexed if needed)")
+    parser.add_argument("path", nargs="?", help="a folder of documents to open (indexed if needed)")
     parser.add_argument("--ask", metavar="QUESTION", help="ask this question once the folder is indexed")
     parser.add_argument("--in", dest="within", action="append", default=[], metavar="PATH",
                         help="ask within this PDF or folder (repeatable); the question box shows it")

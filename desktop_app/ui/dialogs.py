@@ -13,7 +13,7 @@ from desktop_app.ui.theme import icon
 
 
 def choose_folder(parent: QWidget, start: str, chosen: Callable[[str], None]) -> QFileDialog:
-    dialog = QFileDialog(parent, "Open a folder of PDFs", start or str(Path.home()))
+    dialog = QFileDialog(parent, "Open a folder of documents", start or str(Path.home()))
     dialog.setFileMode(QFileDialog.FileMode.Directory)
     dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
     dialog.fileSelected.connect(chosen)

@@ -127,6 +127,8 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         self.commands = build_actions(self)
         set_focus_order(self)
         self.conversation.ask_requested.connect(self.ask)
+        self.conversation.new_conversation_requested.connect(self.new_conversation)
+        self.conversation.searched_editor.research_requested.connect(self.search_again)
         self.conversation.stop_requested.connect(self.stop)
         self.conversation.citation_clicked.connect(self._on_citation_clicked)
         self.conversation.source_clicked.connect(self._on_citation_clicked)
@@ -216,8 +218,7 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
             await asyncio.wait(running)
         old, self.kb = self.kb, make()
         await old.close()
-        self.show_status("Settings applied.")
-        self.watch_answer_model()
+        self.watch_answer_model(then="Settings applied.")
 
     async def rebuild_knowledge_base(self) -> bool:
         """Swap in a facade built from the saved settings (``kb_factory``); False when
@@ -254,11 +255,12 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
 
     # ------------------------------------------------------------------ messages
 
-    def watch_answer_model(self) -> None:
+    def watch_answer_model(self, then: str = "") -> None:
         """Say in the status bar when the answer model is loaded and its prompt head read
-        (the facade starts both when the window opens), so the first question is quick."""
+        (the facade starts both when the window opens), so the first question is quick;
+        ``then`` is what the status bar says once it is (after new settings: that they apply)."""
         kb = self.kb
-        self.show_status("Loading the answer model…")
+        self.show_status(f"{then} Loading the answer model…".strip())
 
         async def wait() -> None:
             try:
@@ -266,8 +268,8 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
             except Exception:  # reported when the first question is asked
                 logger.exception("the answer model did not get ready")
                 return
-            if kb is self.kb and self.status_label.text() == "Loading the answer model…":
-                self.show_status("Answer model ready." if cached else "")
+            if kb is self.kb and self.status_label.text().endswith("Loading the answer model…"):
+                self.show_status(f"{then} Answer model ready.".strip() if cached else then)
 
         self.tasks.spawn(wait(), "answer-model-ready")
 

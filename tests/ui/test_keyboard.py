@@ -103,7 +103,7 @@ def test_shortcuts_trigger_their_actions(active, fake_kb, library, run, qtbot) -
     assert window.conversation.question.hasFocus()
     keys(window.library_view, "Ctrl+O")
     dialogs = [d for d in window.findChildren(QFileDialog) if d.isVisible()]
-    assert dialogs and dialogs[0].windowTitle() == "Open a folder of PDFs"
+    assert dialogs and dialogs[0].windowTitle() == "Open a folder of documents"
     dialogs[0].reject()
 
 

@@ -231,13 +231,15 @@ def _open(data: bytes, passwords: Sequence[str]) -> tuple[PdfReader | None, str,
 
 def extract_document(path: str, passwords: Sequence[str] = (), *,
                      title_only: bool = False, ocr: bool = False,
-                     on_ocr: Callable[[int], None] | None = None) -> ExtractedDocument:
+                     on_ocr: Callable[[int], None] | None = None,
+                     on_pages: Callable[[int], None] | None = None) -> ExtractedDocument:
     """Read the PDF at ``path``; never raises for a bad file (the status says what went wrong).
 
     ``title_only``: read the metadata and the first page only, for the title (the result
     has the title and the document's status, no pages). ``ocr``: read the pages without a
     text layer and the garbled ones with OCR (:mod:`desktop_app.core.ingest.ocr`);
-    ``on_ocr(n)`` is told how many pages that is before it starts."""
+    ``on_ocr(n)`` is told how many pages that is before it starts; ``on_pages(n)`` the
+    page count before the pages are read."""
     file = Path(path)
     base: _FileFacts = {"path": str(path), "doc_id": "", "size": 0, "mtime": 0.0, "title": file.stem}
     try:
@@ -253,7 +255,7 @@ def extract_document(path: str, passwords: Sequence[str] = (), *,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return _extract(data, file, passwords, base, title_only,
-                            (on_ocr or (lambda _n: None)) if ocr else None)
+                            (on_ocr or (lambda _n: None)) if ocr else None, on_pages)
     except MemoryError:
         return ExtractedDocument(**base, status=DocStatus.UNREADABLE, error=_NO_MEMORY)
     except Exception as exc:  # noqa: BLE001 - a bad file becomes a status, never a crash
@@ -265,7 +267,8 @@ def extract_document(path: str, passwords: Sequence[str] = (), *,
 
 def _extract(data: bytes, file: Path, passwords: Sequence[str],
              base: _FileFacts, title_only: bool = False,
-             on_ocr: Callable[[int], None] | None = None) -> ExtractedDocument:
+             on_ocr: Callable[[int], None] | None = None,
+             on_pages: Callable[[int], None] | None = None) -> ExtractedDocument:
     reader, message, password = _open(data, passwords)
     if reader is None:
         return ExtractedDocument(**base, status=DocStatus.NEEDS_PASSWORD, error=message)
@@ -281,6 +284,8 @@ def _extract(data: bytes, file: Path, passwords: Sequence[str],
         labels = []
     if len(labels) != count:
         labels = [str(i + 1) for i in range(count)]
+    if on_pages is not None and not title_only:
+        on_pages(count)
     fonts = FontCache()
     pages: list[PageText] = []
     assessments: list[TextAssessment | None] = []

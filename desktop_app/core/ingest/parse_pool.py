@@ -43,6 +43,13 @@ DEFAULT_MEMORY_MB = 2048
 # A file whose pages need OCR gets this much more time per page to read (a page takes
 # 1.5-3 s on one core here: bench/ocr.py), on top of the file's time limit.
 OCR_SECONDS_PER_PAGE = 15.0
+# And a long document this much more per page beyond its first PAGES_IN_LIMIT to read its
+# text layer (a page takes ~0.03 s of CPU on one core, several times that on a loaded machine:
+# bench/ingest.py), at most PAGES_EXTRA_MAX_S: a 250-page manual read on a busy laptop is not
+# "timed out", while a file that claims a million pages still ends within a bounded time.
+PAGES_IN_LIMIT = 100
+TEXT_SECONDS_PER_PAGE = 0.5
+PAGES_EXTRA_MAX_S = 600.0
 _POLL_S = 0.1  # how often cancellation is checked while waiting for workers
 _STOP_GRACE_S = 0.5
 
@@ -52,6 +59,13 @@ PasswordsFor = Callable[[str], Sequence[str]]
 def default_workers() -> int:
     """One worker per core but one (left for the GUI and the embedder), at most four."""
     return max(1, min(4, (os.cpu_count() or 2) - 1))
+
+
+@dataclass(frozen=True)
+class _PagesNotice:
+    """Sent by a worker before it reads the text of a document of ``pages`` pages."""
+
+    pages: int
 
 
 @dataclass(frozen=True)
@@ -97,7 +111,8 @@ def _worker_loop(connection: Connection, memory_mb: int | None) -> None:
             return
         path, passwords, title_only, ocr = job
         document = read_document(path, passwords, title_only=title_only, ocr=ocr,
-                                 on_ocr=lambda n: connection.send(_OcrNotice(n)))
+                                 on_ocr=lambda n: connection.send(_OcrNotice(n)),
+                                 on_pages=lambda n: connection.send(_PagesNotice(n)))
         try:
             try:
                 connection.send(document)
@@ -261,6 +276,12 @@ class ParsePool:
                         received = worker.connection.recv()
                 except (EOFError, OSError) as exc:
                     logger.debug("worker pipe broke: %r", exc)
+                if isinstance(received, _PagesNotice):
+                    extra = min(max(0, received.pages - PAGES_IN_LIMIT) * TEXT_SECONDS_PER_PAGE,
+                                PAGES_EXTRA_MAX_S)
+                    worker.deadline += extra
+                    worker.limit += extra
+                    continue
                 if isinstance(received, _OcrNotice):
                     extra = received.pages * OCR_SECONDS_PER_PAGE
                     worker.deadline += extra

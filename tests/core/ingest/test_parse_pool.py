@@ -19,16 +19,18 @@ from tests.pdfgen import write_pdf
 from tests.timing import within
 
 
-def write_heavy_pdf(path: Path, operations: int = 4_000_000) -> Path:
-    """One page whose (small, compressed) content stream holds millions of text operators:
-    pypdf parses it for many seconds and needs gigabytes of memory."""
+def write_heavy_pdf(path: Path, operations: int = 4_000_000, pages: int = 1) -> Path:
+    """``pages`` pages sharing one (small, compressed) content stream of ``operations`` text
+    operators: pypdf parses each page for long (4M operators: many seconds and gigabytes)."""
     content = b"BT /F1 12 Tf 72 720 Td " + b"(ab) Tj " * operations + b"ET"
     stream = zlib.compress(content, 9)
+    font, contents = 3 + pages, 4 + pages
+    kids = b" ".join(b"%d 0 R" % (3 + i) for i in range(pages))
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, pages),
+        *[b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+          b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>" % (font, contents)] * pages,
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
     ]
@@ -38,8 +40,9 @@ def write_heavy_pdf(path: Path, operations: int = 4_000_000) -> Path:
         offsets.append(len(out))
         out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
     xref = len(out)
-    out += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     path.write_bytes(bytes(out))
     return path
 
@@ -112,6 +115,25 @@ def test_a_slow_file_times_out_and_the_run_goes_on(tmp_path: Path, small_pdfs: l
     assert "longer than 2 s" in results[str(heavy)].error
     assert results[str(heavy)].doc_id  # still identified, so the library can list it
     assert all(results[str(p)].status == DocStatus.INDEXED for p in small_pdfs)
+
+
+def test_a_long_document_gets_more_time_by_its_page_count(
+    tmp_path: Path, small_pdfs: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit grows by the pages the reader is about to read (beyond PAGES_IN_LIMIT):
+    the same long file times out without that allowance and is read with it."""
+    import desktop_app.core.ingest.parse_pool as parse_pool
+
+    long = write_heavy_pdf(tmp_path / "long.pdf", operations=8_000, pages=24)
+    monkeypatch.setattr(parse_pool, "PAGES_IN_LIMIT", 0)
+    with ParsePool(workers=1, timeout_s=1.5) as pool:
+        assert [d.status for d in pool.parse_many([str(small_pdfs[0])])] == [DocStatus.INDEXED]
+        monkeypatch.setattr(parse_pool, "TEXT_SECONDS_PER_PAGE", 0.0)
+        [short] = pool.parse_many([str(long)])
+        assert short.status == DocStatus.TIMED_OUT and "longer than 1.5 s" in short.error
+        monkeypatch.setattr(parse_pool, "TEXT_SECONDS_PER_PAGE", 10.0)
+        [read] = pool.parse_many([str(long)])
+    assert read.status == DocStatus.INDEXED and read.page_count == 24
 
 
 @pytest.mark.slow

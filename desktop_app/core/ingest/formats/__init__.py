@@ -37,8 +37,11 @@ class DocumentReader(Protocol):
     suffixes: tuple[str, ...]
 
     def read(self, path: str, passwords: Sequence[str] = (), *, title_only: bool = False,
-             ocr: bool = False, on_ocr: Callable[[int], None] | None = None) -> ExtractedDocument:
-        """The document at ``path``; never raises for a bad file."""
+             ocr: bool = False, on_ocr: Callable[[int], None] | None = None,
+             on_pages: Callable[[int], None] | None = None) -> ExtractedDocument:
+        """The document at ``path``; never raises for a bad file. ``on_ocr(n)``: told before
+        n pages are read by OCR; ``on_pages(n)``: told the page count of a paged document
+        before its pages are read (the parse pool gives a long document more time)."""
         ...
 
 
@@ -47,10 +50,12 @@ class PdfReader:
     suffixes: tuple[str, ...] = (".pdf",)
 
     def read(self, path: str, passwords: Sequence[str] = (), *, title_only: bool = False,
-             ocr: bool = False, on_ocr: Callable[[int], None] | None = None) -> ExtractedDocument:
+             ocr: bool = False, on_ocr: Callable[[int], None] | None = None,
+             on_pages: Callable[[int], None] | None = None) -> ExtractedDocument:
         from desktop_app.core.ingest.extract import extract_document
 
-        return extract_document(path, passwords, title_only=title_only, ocr=ocr, on_ocr=on_ocr)
+        return extract_document(path, passwords, title_only=title_only, ocr=ocr, on_ocr=on_ocr,
+                                on_pages=on_pages)
 
 
 def _read_text_file(path: str, kind: str) -> str:
@@ -130,7 +135,8 @@ class ReflowableReader:
         self._parse = parse
 
     def read(self, path: str, passwords: Sequence[str] = (), *, title_only: bool = False,
-             ocr: bool = False, on_ocr: Callable[[int], None] | None = None) -> ExtractedDocument:
+             ocr: bool = False, on_ocr: Callable[[int], None] | None = None,
+             on_pages: Callable[[int], None] | None = None) -> ExtractedDocument:
         file = Path(path)
         base = ExtractedDocument(path=str(path), doc_id="", size=0, mtime=0.0, title=file.stem,
                                  status=DocStatus.UNREADABLE, format=self.format)
@@ -196,7 +202,9 @@ def format_of(path: str | Path) -> str:
 
 
 def read_document(path: str, passwords: Sequence[str] = (), *, title_only: bool = False,
-                  ocr: bool = False, on_ocr: Callable[[int], None] | None = None) -> ExtractedDocument:
+                  ocr: bool = False, on_ocr: Callable[[int], None] | None = None,
+                  on_pages: Callable[[int], None] | None = None) -> ExtractedDocument:
     """Read ``path`` with the reader of its suffix (PDF when none matches)."""
     reader = _BY_SUFFIX.get(Path(path).suffix.lower(), READERS[0])
-    return reader.read(path, passwords, title_only=title_only, ocr=ocr, on_ocr=on_ocr)
+    return reader.read(path, passwords, title_only=title_only, ocr=ocr, on_ocr=on_ocr,
+                       on_pages=on_pages)
