@@ -15,6 +15,19 @@ Modes:
 - ``steer``: decode tokens/s with the steering on and off, alternately on the same prompts.
 - ``answers``: each question's answer text and citations at temperature 0 as JSON lines
   (run it on two commits and diff the files: the same text and citations).
+- ``followup``: what a conversation adds before the first word. For each follow-up pair
+  of bench/data/followup_pairs.jsonl (``--half`` by bench/followup.py's split), after its
+  first question: the follow-up asked in the conversation (``--follow-up``: the rules and
+  the recalled turns) and the same follow-up asked alone but searched for the same
+  standalone question (the same sources, no recalled turns, no rules), in alternating
+  order; prints the medians of both, of their per-pair difference, and of the extra
+  prompt tokens.
+- ``history``: the recalled turns' reading time alone, with less noise than ``followup``:
+  for each follow-up pair, the prompt of its standalone question (sources as answering
+  builds them) packed with the earlier turn recalled and without, both read by the
+  default model in alternating order (the worked-example head cached, as in the window);
+  the earlier answer is the first 120 characters of the first question's best passage
+  (a real answer is cut to that length). Prints the medians and the per-pair added time.
 
     FOLIO_HOME=/tmp/h FOLIO_MODELS_DIR=... .venv/bin/python bench/first_word.py warm \\
         --db /tmp/corpus.duckdb [--half held] [--max-tokens 64] [--runs 1]
@@ -39,6 +52,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 DATA = REPO / "bench" / "data"
 
 SHOWN = (
@@ -286,9 +300,134 @@ def answers(args: argparse.Namespace) -> None:
     asyncio.run(run())
 
 
+def followup_cost(args: argparse.Namespace) -> None:
+    from followup import half as pair_half
+    from followup import pairs
+
+    from desktop_app.core.answer.followup import standalone
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    chosen = [p for p in pairs() if args.half == "all" or pair_half(p["id"]) == args.half]
+    chosen = chosen[:LIMIT] if LIMIT else chosen
+
+    async def one(kb: Any, question: str, **how: Any) -> dict[str, Any]:
+        row: dict[str, Any] = {}
+        async for event in kb.ask(question, **how):
+            if event.event == "answer_started":
+                row["answer_id"], row["searched"] = event.answer_id, event.searched
+            elif event.event == "answer_finished":
+                row["first_word"] = event.stats.get("first_word", {})
+                row["stats"] = event.stats
+        return row
+
+    async def run() -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        kb = KnowledgeBase(args.db, _settings(args))
+        kb.warm_up()
+        await kb.answer_model_ready()
+        for _ in range(3):
+            await kb._call(kb._llm_pool, lambda: None)
+        out = []
+        try:
+            for n, pair in enumerate(chosen):
+                first = await one(kb, pair["first"])
+                if "answer_id" not in first:
+                    continue
+                # The same standalone question both ways (as the facade makes it); which goes
+                # first alternates, so that a warm cache or a busy neighbour favours neither.
+                searched = standalone(pair["follow_up"], [first["searched"]]).searched
+                if n % 2:
+                    alone = await one(kb, pair["follow_up"], searched=searched)
+                    conversation = await one(kb, pair["follow_up"], follow_up=first["answer_id"])
+                else:
+                    conversation = await one(kb, pair["follow_up"], follow_up=first["answer_id"])
+                    alone = await one(kb, pair["follow_up"], searched=searched)
+                a, b = conversation.get("first_word", {}), alone.get("first_word", {})
+                if a.get("first_word_s") and b.get("first_word_s"):
+                    out.append((a, b))
+                    print(f"  {pair['id']}: conversation {a['first_word_s']:.2f} s ({a.get('prefill_tokens', 0)}"
+                          f" tokens), alone {b['first_word_s']:.2f} s ({b.get('prefill_tokens', 0)} tokens),"
+                          f" rules+history read {a.get('follow_up_s', 0.0) * 1000:.1f} ms", flush=True)
+        finally:
+            await kb.close()
+        return out
+
+    rows = asyncio.run(run())
+    print(f"\nfollow-ups answered both ways: {len(rows)} of {len(chosen)} ({args.half} half, {os.cpu_count()} cores)")
+    if rows:
+        added = [a["first_word_s"] - b["first_word_s"] for a, b in rows]
+        print(f"  first word, in the conversation: median {median([a['first_word_s'] for a, _ in rows]):.2f} s")
+        print(f"  first word, alone (same search): median {median([b['first_word_s'] for _, b in rows]):.2f} s")
+        print(f"  added by the conversation (per pair): median {median(added):.2f} s, max {max(added):.2f} s")
+        print(f"  extra prompt tokens read: median"
+              f" {median([a.get('prefill_tokens', 0) - b.get('prefill_tokens', 0) for a, b in rows]):.0f}")
+        print(f"  follow_up_s (answers file + rules): median {median([a.get('follow_up_s', 0.0) for a, _ in rows]) * 1000:.1f} ms")
+        print(f"  prefill_s: conversation {median([a.get('prefill_s', 0.0) for a, _ in rows]):.2f} s,"
+              f" alone {median([b.get('prefill_s', 0.0) for _, b in rows]):.2f} s")
+
+
+def history_cost(args: argparse.Namespace) -> None:
+    from followup import half as pair_half
+    from followup import pairs
+
+    from desktop_app.core.answer import evidence, prompts
+    from desktop_app.core.answer.citations import SourceMap
+    from desktop_app.core.answer.followup import standalone
+    from desktop_app.core.settings import Settings
+    from desktop_app.core.types import CitationStyle
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+    chosen = [p for p in pairs() if args.half == "all" or pair_half(p["id"]) == args.half]
+    chosen = chosen[:LIMIT] if LIMIT else chosen
+    kb = KnowledgeBase(args.db, _settings(args))
+    generator = _generator(Settings().threads)
+    built = []
+    for pair in chosen:
+        searched = standalone(pair["follow_up"], [pair["first"]]).searched
+        first = kb.retriever.search(pair["first"], 5).passages
+        retrieval = kb.retriever.search(searched, 5)
+        passages = evidence.select(searched, retrieval.passages, budget_tokens=280)
+        source_map = SourceMap.build(passages, CitationStyle.LABEL)
+        sources = [(label, source_map.marker(label), p) for label, p in source_map.items()]
+        earlier = " ".join(first[0].text.split())[:prompts.RECALLED_ANSWER_CHARS] if first else ""
+        both = [prompts.build_prompt(pair["follow_up"], sources, count_tokens=generator.count_tokens,
+                                     context_tokens=generator.context_tokens, answer_tokens=args.max_tokens,
+                                     focus=searched, history=recalled)
+                for recalled in ([(pair["first"], earlier)], [])]
+        built.append((pair["id"], [generator.prompt_tokens(generator.render(p.messages)) for p in both]))
+    asyncio.run(kb.close())
+    seconds: dict[bool, list[float]] = {True: [], False: []}
+    extra: list[int] = []
+    speed: list[float] = []  # tokens/s reading the prompt without the earlier turn
+    for run in range(args.runs):
+        for n, (pair_id, (with_turns, without)) in enumerate(built):
+            order = (True, False) if (n + run) % 2 == 0 else (False, True)
+            shared = next((i for i, (a, b) in enumerate(zip(with_turns, without, strict=False)) if a != b),
+                          min(len(with_turns), len(without)))
+            for recalled in order:
+                ids = with_turns if recalled else without
+                generator._prefill(ids[: shared + 1], lambda: False)  # the head both share, cached
+                begun = time.perf_counter()
+                generator._prefill(ids, lambda: False)
+                seconds[recalled].append(time.perf_counter() - begun)
+            extra.append(len(with_turns) - len(without))
+            speed.append((len(without) - shared) / seconds[False][-1])
+            print(f"  {pair_id}: with the earlier turn {seconds[True][-1]:.2f} s, without {seconds[False][-1]:.2f} s"
+                  f" ({len(without) - shared} tokens read, +{extra[-1]} with the turn;"
+                  f" load {os.getloadavg()[0]:.1f})", flush=True)
+    added = [a - b for a, b in zip(seconds[True], seconds[False], strict=True)]
+    print(f"\nreading the prompt after the cached head, {len(added)} prompts, {args.half} half,"
+          f" {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}:")
+    print(f"  with the earlier turn recalled: median {median(seconds[True]):.2f} s")
+    print(f"  without: median {median(seconds[False]):.2f} s")
+    print(f"  added per prompt: median {median(added):.2f} s (+{median(extra):.0f} tokens)")
+    print(f"  reading speed without: median {median(speed):.1f} tokens/s; the extra tokens at that speed:"
+          f" median {median([e / v for e, v in zip(extra, speed, strict=True)]):.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=("warm", "cold", "threads", "steer", "answers"))
+    parser.add_argument("mode", choices=("warm", "cold", "threads", "steer", "answers", "followup",
+                                                     "history"))
     parser.add_argument("--db", type=Path, required=True, help="../shared/corpus indexed with folio index")
     parser.add_argument("--half", choices=("tune", "held", "all"), default="held")
     parser.add_argument("--max-tokens", type=int, default=64)
@@ -302,7 +441,8 @@ def main() -> None:
     args = parser.parse_args()
     global LIMIT, IDS
     LIMIT, IDS = args.limit, [i for i in args.ids.split(",") if i]
-    {"warm": warm, "cold": cold, "threads": threads, "steer": steer, "answers": answers}[args.mode](args)
+    {"warm": warm, "cold": cold, "threads": threads, "steer": steer, "answers": answers,
+     "followup": followup_cost, "history": history_cost}[args.mode](args)
 
 
 if __name__ == "__main__":

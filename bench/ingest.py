@@ -72,6 +72,7 @@ class RecordingEmbedder:
         self.inner = inner
         self.calls: list[list[str]] = []
         self.model_id, self.dim, self.max_tokens = inner.model_id, inner.dim, inner.max_tokens
+        self.multilingual = inner.multilingual
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)

@@ -4,10 +4,11 @@
     folio search "QUERY" [--db PATH] [-k N] [--in PATH]... [--json]
     folio ask "QUESTION" [--db PATH] [--model default|small|PATH.gguf] [--style label|shortid]
               [--max-tokens N] [--in PATH]... [--json] [--server URL [--server-model NAME]]
+              [--follow-up ANSWER_ID] [--searched TEXT]
     folio reindex [--db PATH]
     folio repair [FOLDER...] [--db PATH] [--json]
     folio history [--db PATH] [--json]
-    folio export ANSWER_ID --format md|json [--db PATH]
+    folio export ANSWER_ID --format md|json [--conversation] [--db PATH]
     folio verify FILE [--db PATH] [--json] | folio verify --claims FILE.jsonl
     folio models install [--small|--default|--all]
     folio models list
@@ -55,7 +56,7 @@ def _print_json(data: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="folio", description="Ask your PDFs; every answer cites its page.")
+    parser = argparse.ArgumentParser(prog="folio", description="Ask your documents; every answer cites its passage.")
     parser.add_argument("--version", action="version", version=f"folio {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -91,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--style", choices=[style.value for style in CitationStyle], default=None)
     p.add_argument("--max-tokens", type=int, default=None)
     within(p)
+    p.add_argument("--follow-up", dest="follow_up", default=None, metavar="ANSWER_ID",
+                   help="continue the conversation of this saved answer (its id: folio history, or"
+                        " --json's answer_started): a follow-up such as 'And what about 410?' is"
+                        " searched together with what was asked before")
+    p.add_argument("--searched", default=None, metavar="TEXT",
+                   help="search for TEXT instead of the question (or of what Folio made of a follow-up)")
     p.add_argument("--json", action="store_true", help="one event per line, as the facade yields them")
     p.add_argument("--stats", action="store_true",
                    help="print the model's figures (prompt and cached tokens, the prompt's reading"
@@ -107,13 +114,15 @@ def build_parser() -> argparse.ArgumentParser:
     db(p)
     p.add_argument("--json", action="store_true", help="one JSON event per line")
 
-    p = sub.add_parser("history", help="list saved answers")
+    p = sub.add_parser("history", help="list saved answers, by conversation")
     db(p)
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("export", help="export a saved answer")
     p.add_argument("answer_id")
     p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("--conversation", action="store_true",
+                   help="the whole conversation the answer belongs to, every turn")
     db(p)
 
     cli_verify.add_parser(sub)
@@ -240,7 +249,7 @@ async def _ask(args: argparse.Namespace) -> int:
     refused = False
     try:
         async for event in kb.ask(args.question, style=args.style, max_tokens=args.max_tokens,
-                                  scope=args.within):
+                                  scope=args.within, follow_up=args.follow_up, searched=args.searched):
             if args.json:
                 _print_json(event.to_json())
                 if event.event == "failed":
@@ -250,6 +259,8 @@ async def _ask(args: argparse.Namespace) -> int:
                 sources = {s.id: s for s in event.sources}
                 if event.scope:
                     print(f"(asked within: {', '.join(event.scope)})", flush=True)
+                if event.searched and event.searched != event.question:
+                    print(f"(searched for: {event.searched})", flush=True)
                 if event.also_searched:
                     print(f"(also searched for: {event.also_searched})", flush=True)
             elif isinstance(event, TokenDelta):
@@ -348,17 +359,26 @@ async def _history(args: argparse.Namespace) -> int:
         await kb.close()
     if args.json:
         _print_json(rows)
-    else:
-        for row in rows:
-            within = f"  (within {', '.join(row['scope'])})" if row.get("scope") else ""
-            print(f"{row['answer_id'][:12]}  {row['created_at'][:19]}  {row['status']:<9} {row['question']}{within}")
+        return 0
+    # Newest conversation first; its turns in the order they were asked, indented.
+    conversations: dict[str, list[Any]] = {}
+    for row in rows:
+        conversations.setdefault(row.get("conversation_id") or row["answer_id"], []).append(row)
+    for turns in conversations.values():
+        for n, row in enumerate(reversed(turns)):
+            within = f"  (within {', '.join(row['scope'])})" if row.get("scope") and n == 0 else ""
+            lead = "" if n == 0 else "  ↳ "
+            print(f"{row['answer_id'][:12]}  {row['created_at'][:19]}  {row['status']:<9} {lead}{row['question']}{within}")
     return 0
 
 
 async def _export(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     try:
-        exported = await kb.export_answer(args.answer_id, args.format)
+        if args.conversation:
+            exported = await kb.export_conversation(args.answer_id, args.format)
+        else:
+            exported = await kb.export_answer(args.answer_id, args.format)
     finally:
         await kb.close()
     if exported is None:

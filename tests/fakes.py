@@ -20,6 +20,7 @@ class FakeEmbedder:
     model_id = "fake-hashing-64"
     dim = 64
     max_tokens = 256
+    multilingual = False
 
     def __init__(self) -> None:
         self.calls = 0

@@ -266,7 +266,7 @@ def _keep_aside(path: Path) -> Path | None:
     return target
 
 
-def _toml_value(value: Any) -> str:
+def _toml_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

@@ -49,6 +49,12 @@ class Embedder(Protocol):
     @property
     def max_tokens(self) -> int: ...
 
+    @property
+    def multilingual(self) -> bool:
+        """Whether it reads every language Folio answers in, not English alone (retrieval
+        then leaves the dense weight whole instead of scaling it by the vocabulary's fit)."""
+        ...
+
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
@@ -212,7 +218,8 @@ class AnswerLog(JudgeCache, Protocol):
     """Where answers are kept (the history) with the judge's cache; ``Store`` implements it."""
 
     def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
-                    status: str, payload: JsonObject, scope: Sequence[str] = ()) -> None: ...
+                    status: str, payload: JsonObject, scope: Sequence[str] = (),
+                    conversation_id: str = "") -> None: ...
 
 
 class Verifier(Protocol):

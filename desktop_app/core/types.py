@@ -400,6 +400,10 @@ class AnswerStarted:
     # cached) and how long the answer should take at this machine's measured speed.
     prompt_tokens: int = 0
     estimate_s: float = 0.0
+    # What retrieval was asked: the question itself, or a follow-up made to stand alone
+    # (core/answer/followup.py); and the conversation it belongs to (its first answer's id).
+    searched: str = ""
+    conversation_id: str = ""
     event: str = field(default="answer_started", init=False)
 
     def to_json(self) -> JsonObject:
@@ -413,6 +417,8 @@ class AnswerStarted:
             "sources": [s.to_json() for s in self.sources],
             "prompt_tokens": self.prompt_tokens,
             "estimate_s": round(self.estimate_s, 1),
+            "searched": self.searched or self.question,
+            "conversation_id": self.conversation_id or self.answer_id,
         }
 
 

@@ -63,11 +63,20 @@ class KnowledgeBaseAPI(Protocol):
         style: str | None = None,
         max_tokens: int | None = None,
         scope: Sequence[str | Path] = (),
+        follow_up: str | None = None,
+        searched: str | None = None,
+        replaces: str | None = None,
     ) -> AsyncIterator[AnswerEvent]:
         """Stream the events of one answer: answer_started, token*, citation*, claim*,
         answer_finished (or no_basis / failed / cancelled). With ``scope`` (files and
         folders) the question is asked within those documents only: retrieval, the
-        evidence gate and the sources; answer_started and the history record the scope."""
+        evidence gate and the sources; answer_started and the history record the scope.
+        ``follow_up`` (a saved answer's id) continues that answer's conversation: the
+        question is searched as it stands alone after it, the prompt recalls the earlier
+        turns, and the scope is the conversation's unless ``scope`` names one;
+        ``searched`` replaces what is searched for; ``replaces`` (with ``searched``) names
+        the answer this one is asked again for, which the conversation then leaves out.
+        answer_started carries ``searched`` and ``conversation_id``."""
         ...
 
     def check_text(self, text: str, name: str = "") -> AsyncIterator[CheckEvent]:
@@ -100,7 +109,17 @@ class KnowledgeBaseAPI(Protocol):
 
     async def history(self) -> list[JsonObject]:
         """Saved answers, newest first: answer_id, question, status, created_at, model_id,
-        scope (the paths it was asked within; empty: the whole library)."""
+        scope (the paths it was asked within; empty: the whole library), conversation_id
+        (the first answer of its conversation)."""
+        ...
+
+    async def conversation(self, answer_id: str) -> list[JsonObject]:
+        """The saved answers of the conversation ``answer_id`` belongs to, oldest first,
+        each as :meth:`answer_record` gives it (empty: no such answer)."""
+        ...
+
+    async def export_conversation(self, answer_id: str, fmt: str = "markdown") -> str | None:
+        """The conversation ``answer_id`` belongs to, every turn: Markdown or JSON."""
         ...
 
     async def answer_record(self, answer_id: str) -> JsonObject | None:

@@ -11,6 +11,7 @@ each operation has its own cancel flag, and ``cancel()`` raises all of them.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 import time
@@ -45,6 +46,7 @@ from desktop_app.core.types import (
 )
 
 if TYPE_CHECKING:
+    from desktop_app.core.answer.followup import Conversation
     from desktop_app.core.models.worker import WorkerGenerator
     from desktop_app.core.verdicts import Judge
     from desktop_app.services.checking import CheckEvent
@@ -441,9 +443,31 @@ class KnowledgeBase:
 
         return await self._call(self._query_pool, find)
 
+    def conversation_of(self, follow_up: str, question: str, searched: str | None = None,
+                        ) -> tuple[Conversation, tuple[str, ...]]:
+        """The conversation a question asked after the saved answer ``follow_up`` continues:
+        its id, the turns up to that answer, the question as searched (``searched``, else
+        followup.standalone's) and the scope of that answer. A KnownError when there is no
+        such answer. Reads the answers file: call it on a worker thread."""
+        from desktop_app.core.answer import followup
+
+        record = self.archive.answer(follow_up)
+        if record is None:
+            raise KnownError(f"No saved answer {follow_up} to follow up.",
+                             "Name an answer id from `folio history` (or --json's answer_started).")
+        turns = self.archive.conversation(str(record["conversation_id"]))
+        ids = [str(t["answer_id"]) for t in turns]
+        turns = turns[: ids.index(record["answer_id"]) + 1] if record["answer_id"] in ids else [record]
+        previous = [str(t.get("searched") or t["question"]) for t in turns]
+        chosen = (searched or "").strip() or followup.standalone(question, previous).searched
+        return (followup.Conversation(str(record["conversation_id"]),
+                                      tuple((str(t["question"]), str(t["text"])) for t in turns), chosen),
+                tuple(record.get("scope") or ()))
+
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
-        scope: Sequence[str | Path] = (),
+        scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
+        replaces: str | None = None,
     ) -> AsyncIterator[AnswerEvent]:
         from desktop_app.core.answer import answering
         from desktop_app.core.verdicts import Verifier
@@ -473,10 +497,21 @@ class KnowledgeBase:
                 return model
 
             try:
+                conversation, asked_within = None, tuple(str(p) for p in scope)
+                if follow_up:
+                    with clock.timing("follow_up_s"):
+                        conversation, earlier_scope = self.conversation_of(follow_up, question, searched)
+                    asked_within = asked_within or earlier_scope  # the scope is the conversation's
+                elif searched and searched.strip():
+                    from desktop_app.core.answer.followup import Conversation as Turns
+
+                    conversation = Turns(searched=searched.strip())
+                if conversation is not None and replaces:
+                    conversation = dataclasses.replace(conversation, replaces=replaces)
                 with clock.timing("embedder_load_s"):
                     self.embedder  # noqa: B018
                 retriever = self.retriever
-                within = self.within(scope)
+                within = self.within(asked_within)
             except KnownError as exc:
                 emit(AnswerFailed(error=str(exc), known=True))
                 return
@@ -492,7 +527,7 @@ class KnowledgeBase:
             answering.answer(
                 question, retriever=retriever, store=self.store, generator_factory=generator,
                 settings=settings, emit=watch, should_cancel=cancelled, verifier=Verifier(), scope=within,
-                clock=clock,
+                clock=clock, conversation=conversation,
             )
             if finished and archive.write_failures > failures and archive.answer(finished[-1]) is None:
                 problem = archive.last_failure
@@ -614,6 +649,33 @@ class KnowledgeBase:
         """Saved answers, from their own file: they list while another process holds the
         index, and after the index is lost."""
         return await self._call(self._query_pool, lambda: self.archive.answers())
+
+    async def conversation(self, answer_id: str) -> list[JsonObject]:
+        """Every saved answer of the conversation ``answer_id`` belongs to, oldest first,
+        each with its sources' state as of now (empty: no such answer)."""
+        from desktop_app.core.library.history import annotate_staleness
+
+        def read() -> list[JsonObject]:
+            record = self.archive.answer(answer_id)
+            if record is None:
+                return []
+            turns = self.archive.conversation(str(record["conversation_id"]))
+            try:
+                store = self.store
+            except KnownError as exc:
+                logger.info("sources of conversation %s not checked: %s", answer_id, exc)
+                return turns
+            return [annotate_staleness(store, turn) for turn in turns]
+
+        return await self._call(self._query_pool, read)
+
+    async def export_conversation(self, answer_id: str, fmt: str = "markdown") -> str | None:
+        """The whole conversation ``answer_id`` belongs to: Markdown, each turn with its
+        footnotes, or (``"json"``) a list of audit records; None if there is no such answer."""
+        from desktop_app.core.library.history import export_conversation
+
+        turns = await self.conversation(answer_id)
+        return export_conversation(turns, fmt) if turns else None
 
     async def answer_record(self, answer_id: str) -> JsonObject | None:
         from desktop_app.core.library.history import annotate_staleness

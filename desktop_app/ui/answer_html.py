@@ -151,6 +151,8 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
         f'<table width="100%" cellpadding="6" style="background-color:{colours.question_bg};">'
         f"<tr><td><b>{plain(turn.question)}</b></td></tr></table>"
     ]
+    if turn.searched:
+        parts.append(searched_line(turn, number, colours))
     if turn.scope:
         parts.append(f'<p style="color:{colours.muted}; font-size:small;" title="{esc(chr(10).join(turn.scope))}">'
                      f"Asked within: {esc(scope_label(turn.scope, turn.scope_label))}</p>")
@@ -178,6 +180,14 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
     parts.append(_status_line(turn, colours))
     parts.append(_source_list(turn, number, colours))
     return "\n".join(p for p in parts if p)
+
+
+def searched_line(turn: AnswerTurn, number: int, colours: Colours) -> str:
+    """"Searched for: … · edit" under the question: what retrieval was asked (a follow-up
+    made to stand alone); "edit" lets the person change it and search again."""
+    edit = "" if turn.state.running else f' · <a href="searched:?turn={number}">edit</a>'
+    return (f'<p style="color:{colours.muted}; font-size:small;">Searched for: '
+            f"<i>{esc(turn.searched)}</i>{edit}</p>")
 
 
 def _stale_banner(turn: AnswerTurn, cid: str, state: SourceState, number: int, colours: Colours) -> str:

@@ -88,6 +88,10 @@ class AnswerTurn:
     prompt_tokens: int = 0
     estimate_s: float = 0.0
     stats: dict[str, object] = field(default_factory=dict)  # AnswerFinished.stats
+    # What was searched for (the question, or a follow-up made to stand alone; the person
+    # may edit it and search again) and the conversation the answer belongs to.
+    searched: str = ""
+    conversation_id: str = ""
 
     # ------------------------------------------------------------------ events
 
@@ -102,6 +106,8 @@ class AnswerTurn:
             self.style = event.style
             self.prompt_tokens = event.prompt_tokens
             self.estimate_s = event.estimate_s
+            self.searched = event.searched or self.question
+            self.conversation_id = event.conversation_id or event.answer_id
         elif isinstance(event, TokenDelta):
             self.state = TurnState.STREAMING
             self.text += event.text

@@ -1,4 +1,9 @@
-"""The conversation pane: the question box and the history of answers, streaming.
+"""The conversation pane: the question box and the conversation's answers, streaming.
+
+A new question continues the conversation shown (a follow-up is searched together with
+what was asked before); "New conversation" (Ctrl+N) starts a fresh one. Under each
+question, "Searched for: …" shows what retrieval was asked; its "edit" opens a line to
+change it and search again.
 
 Each answer lives in an :class:`AnswerTurn`; events mark the pane dirty and a timer
 re-renders at most ~30 times a second, so a marker turns into a clickable ``cite:``
@@ -15,6 +20,7 @@ from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QTextBrowser,
@@ -107,8 +113,57 @@ class ScopeChip(QFrame):
         self.setVisible(bool(paths))
 
 
+class SearchedEditor(QFrame):
+    """"Search again for: [the searched text] [Search again] [Cancel]" under the answers:
+    the person corrects what a question was searched for. Enter searches, Esc cancels."""
+
+    research_requested = Signal(int, str)  # turn index, the text to search for
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.turn_index = -1
+        self.label = QLabel("Search again for:", self)
+        self.edit = QLineEdit(self)
+        self.edit.setAccessibleName("Searched for")
+        self.edit.setAccessibleDescription("What the question is searched for: Enter searches again, Esc cancels")
+        self.edit.returnPressed.connect(self._submit)
+        self.search_button = QPushButton("Search again", self)
+        self.search_button.setAccessibleName("Search again")
+        self.search_button.clicked.connect(self._submit)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.clicked.connect(self.hide)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.label)
+        row.addWidget(self.edit, 1)
+        row.addWidget(self.search_button)
+        row.addWidget(self.cancel_button)
+        self.hide()
+
+    def open_for(self, turn_index: int, searched: str) -> None:
+        self.turn_index = turn_index
+        self.edit.setText(searched)
+        self.show()
+        self.edit.setFocus()
+        self.edit.selectAll()
+
+    def _submit(self) -> None:
+        text = self.edit.text().strip()
+        if text:
+            self.hide()
+            self.research_requested.emit(self.turn_index, text)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # noqa: N802 (Qt override)
+        if event.key() == Qt.Key.Key_Escape:
+            self.hide()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+
 class ConversationPane(QWidget):
     ask_requested = Signal(str)
+    new_conversation_requested = Signal()
     stop_requested = Signal()
     citation_clicked = Signal(int, str)  # turn index, citation id
     source_clicked = Signal(int, str)  # turn index, source id
@@ -155,13 +210,21 @@ class ConversationPane(QWidget):
         self.scope_chip = ScopeChip(self)
         self.scope_chip.removed.connect(self.clear_scope)
         self.question.backspace_when_empty.connect(self.clear_scope)
+        self.new_button = QPushButton("New conversation", self)
+        self.new_button.setToolTip("Start a new conversation: the next question does not follow up the answers"
+                                   " shown (Ctrl+N)")
+        self.new_button.setAccessibleName("New conversation")
+        self.new_button.clicked.connect(self.new_conversation_requested)
+        self.searched_editor = SearchedEditor(self)
         chips = QHBoxLayout()
         chips.setContentsMargins(0, 0, 0, 0)
         chips.addWidget(self.scope_chip)
         chips.addStretch(1)
+        chips.addWidget(self.new_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.browser, 1)
+        layout.addWidget(self.searched_editor)
         layout.addLayout(chips)
         layout.addLayout(row)
         self._timer = QTimer(self)
@@ -221,6 +284,27 @@ class ConversationPane(QWidget):
     def current_turn(self) -> AnswerTurn | None:
         return self.turns[-1] if self.turns else None
 
+    def clear_turns(self) -> None:
+        """Start a new conversation: no turn shown, no scope, the question box ready."""
+        self.turns = []
+        self._cache.clear()
+        self.searched_editor.hide()
+        self.clear_scope()
+        self.render_now()
+        self.question.setFocus()
+
+    def remove_turn(self, index: int) -> None:
+        if 0 <= index < len(self.turns):
+            del self.turns[index]
+            self._cache.clear()
+            self.render_now()
+
+    def edit_searched(self, index: int) -> None:
+        """Open the line that changes what turn ``index`` was searched for."""
+        if 0 <= index < len(self.turns) and not self.turns[index].state.running:
+            turn = self.turns[index]
+            self.searched_editor.open_for(index, turn.searched or turn.question)
+
     def apply(self, event: AnswerEvent) -> None:
         turn = self.current_turn()
         if turn is None:
@@ -254,6 +338,11 @@ class ConversationPane(QWidget):
             if cached is None or cached[0] != turn.revision or turn.state.running:
                 cached = (turn.revision, render_turn(turn, number, colours))
                 self._cache[number] = cached
+            earlier = self.turns[number - 1].conversation_id if number else ""
+            if earlier and turn.conversation_id and earlier != turn.conversation_id:
+                # a conversation reopened after another one: its questions follow up its own
+                parts.append(f'<p align="center" style="color:{colours.muted}; font-size:small;">'
+                             "another conversation</p>")
             parts.append(cached[1])
         html = render_history(parts) if parts else WELCOME.format(muted=colours.muted)
         bar = self.browser.verticalScrollBar()
@@ -310,6 +399,8 @@ class ConversationPane(QWidget):
             self.suggestion_clicked.emit(turn, target)
         elif scheme == "reask":  # a saved answer's source changed: ask its question again
             self.ask_requested.emit(self.turns[turn].question)
+        elif scheme == "searched":  # change what the question was searched for
+            self.edit_searched(turn)
         else:
             logger.info("ignored link %s", url.toString())
 

@@ -1,4 +1,4 @@
-"""Export an answer turn as Markdown with footnotes. Qt-free.
+"""Export an answer turn, or a conversation's turns, as Markdown with footnotes. Qt-free.
 
 Each valid marker becomes a footnote reference; each footnote names the document, page,
 section and quotes the passage verbatim, so the export stands on its own as a record of
@@ -7,6 +7,8 @@ what the answer rested on. Hallucinated markers are kept, struck through, and li
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from datetime import datetime
 
 from desktop_app.core.types import Verdict
@@ -24,6 +26,8 @@ def turn_to_markdown(turn: AnswerTurn, now: datetime | None = None) -> str:
     cited = turn.cited_ids()
     footnote = {cid: n for n, cid in enumerate(cited, start=1)}
     out = [f"# {turn.question.strip()}", "", f"*Exported from Folio on {stamp}.*", ""]
+    if turn.searched and turn.searched.strip() != turn.question.strip():
+        out += [f"Searched for: {turn.searched.strip()}", ""]
     if turn.no_basis:
         out += [f"> **{NO_BASIS_TEXT}.** {turn.no_basis}", ""]
     body: list[str] = []
@@ -71,6 +75,18 @@ def turn_to_markdown(turn: AnswerTurn, now: datetime | None = None) -> str:
             "",
         ]
     return "\n".join(out).rstrip() + "\n"
+
+
+def conversation_to_markdown(turns: Sequence[AnswerTurn], now: datetime | None = None) -> str:
+    """A conversation's turns in order, one section each, footnotes numbered "turn.n" so
+    that they stay apart (one turn: as :func:`turn_to_markdown`)."""
+    if len(turns) == 1:
+        return turn_to_markdown(turns[0], now)
+    parts = []
+    for number, turn in enumerate(turns, start=1):
+        text = re.sub(r"\[\^(\d+)\]", rf"[^{number}.\1]", turn_to_markdown(turn, now))
+        parts.append(text.replace("# ", f"# {number}. ", 1))
+    return "\n---\n\n".join(parts)
 
 
 def _verdict_lines(turn: AnswerTurn) -> list[str]:

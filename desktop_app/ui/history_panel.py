@@ -1,5 +1,5 @@
-"""The history of saved answers: list them, reopen one into the conversation pane, delete
-one after a confirmation.
+"""The history of saved answers, one row a conversation: list them, reopen one (every turn)
+into the conversation pane, delete one after a confirmation.
 
 A reopened answer is rendered from its saved record (text, citation markers, verdicts,
 sources), never re-generated. The record says, as of now, whether each source is current,
@@ -37,7 +37,8 @@ from desktop_app.ui.async_qt import TaskSet
 
 logger = logging.getLogger(__name__)
 
-ID_ROLE = Qt.ItemDataRole.UserRole
+ID_ROLE = Qt.ItemDataRole.UserRole  # the newest answer of the row's conversation
+IDS_ROLE = Qt.ItemDataRole.UserRole + 1  # every answer of it
 STATUS_WORDS = {"no_basis": "no basis", "cancelled": "stopped", "failed": "failed"}
 _PAYLOAD_FIELDS = {f.name for f in dataclasses.fields(SourcePayload)}
 _STATES = {
@@ -68,6 +69,8 @@ def turn_from_record(record: dict[str, Any]) -> AnswerTurn:
         hallucinated=hallucinated,
         saved_at=record.get("created_at", ""),
         scope=tuple(record.get("scope") or ()),
+        searched=str(record.get("searched") or record["question"]),
+        conversation_id=str(record.get("conversation_id") or record["answer_id"]),
     )
     for cid, spans in citations.items():
         for start, end in spans:
@@ -103,8 +106,18 @@ class _List(QListWidget):
         super().keyPressEvent(event)
 
 
+def conversations(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """History rows (newest first) grouped by conversation, newest conversation first, each
+    conversation's turns oldest first."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(str(row.get("conversation_id") or row["answer_id"]), []).append(row)
+    return [list(reversed(turns)) for turns in grouped.values()]
+
+
 class HistoryPanel(QWidget):
-    """Saved answers, newest first. ``reopened`` carries the rebuilt :class:`AnswerTurn`."""
+    """Saved conversations, newest first. ``reopened`` carries the rebuilt turns
+    (:class:`AnswerTurn`, oldest first)."""
 
     reopened = Signal(object)
     deleted = Signal(str)
@@ -161,18 +174,23 @@ class HistoryPanel(QWidget):
         selected = self.selected_id()
         self.rows = rows
         self.list.clear()
-        for row in rows:
-            status = STATUS_WORDS.get(row.get("status", ""), "")
-            when = str(row.get("created_at", ""))[:16]
+        for turns in conversations(rows):
+            row, last = turns[0], turns[-1]
+            status = STATUS_WORDS.get(last.get("status", ""), "")
+            when = str(last.get("created_at", ""))[:16]
             scope = tuple(row.get("scope") or ())
             within = f" · within {scope_label(scope)}" if scope else ""
-            label = f"{row['question']}\n{when}" + (f" · {status}" if status else "") + within
+            more = f"\n↳ {last['question']}" if len(turns) > 1 else ""
+            count = f" · {len(turns)} questions" if len(turns) > 1 else ""
+            label = f"{row['question']}{more}\n{when}{count}" + (f" · {status}" if status else "") + within
             item = QListWidgetItem(label)
-            item.setData(ID_ROLE, row["answer_id"])
-            item.setToolTip(f"{row['question']}\n{when} · {row.get('model_id') or 'no model call'}"
+            item.setData(ID_ROLE, last["answer_id"])
+            item.setData(IDS_ROLE, [t["answer_id"] for t in turns])
+            item.setToolTip("\n".join(t["question"] for t in turns)
+                            + f"\n{when} · {last.get('model_id') or 'no model call'}"
                             + ("\nAsked within:\n" + "\n".join(scope) if scope else ""))
             self.list.addItem(item)
-            if row["answer_id"] == selected:
+            if selected in item.data(IDS_ROLE):
                 self.list.setCurrentItem(item)
         self.message.setText("" if rows else "No saved answers yet.")
         self._update_buttons()
@@ -187,7 +205,7 @@ class HistoryPanel(QWidget):
 
     def select(self, answer_id: str) -> bool:
         for i in range(self.list.count()):
-            if self.list.item(i).data(ID_ROLE) == answer_id:
+            if answer_id in self.list.item(i).data(IDS_ROLE):
                 self.list.setCurrentRow(i)
                 return True
         return False
@@ -207,23 +225,24 @@ class HistoryPanel(QWidget):
         return self.tasks.spawn(self.reopen(answer_id), f"reopen {answer_id}")
 
     async def reopen(self, answer_id: str) -> AnswerTurn | None:
-        """Read the saved answer (with its sources' states now) and emit ``reopened``."""
+        """Read the conversation of the saved answer (each turn with its sources' states
+        now), emit ``reopened`` with its turns and return the last one."""
         try:
-            record = await self._kb().answer_record(answer_id)
+            records = await self._kb().conversation(answer_id)
         except KnownError as error:
             self.message.setText(f"The answer could not be read: {error}")
             return None
-        if record is None:
+        if not records:
             await self.load()
             self.message.setText("That answer is no longer saved.")
             return None
-        turn = turn_from_record(record)
-        stale = turn.stale_citations()
+        turns = [turn_from_record(record) for record in records]
+        stale = [s for turn in turns for s in turn.stale_citations()]
         self.message.setText(
             f"{len(stale)} cited source(s) changed or removed since this answer." if stale else ""
         )
-        self.reopened.emit(turn)
-        return turn
+        self.reopened.emit(turns)
+        return turns[-1]
 
     # ------------------------------------------------------------------ deleting
 
@@ -232,7 +251,8 @@ class HistoryPanel(QWidget):
         answer_id = self.selected_id()
         if answer_id is None:
             return None
-        question = next((r["question"] for r in self.rows if r["answer_id"] == answer_id), "")
+        question = next((t[0]["question"] for t in conversations(self.rows)
+                         if answer_id in [r["answer_id"] for r in t]), "")
         box = QMessageBox(self)
         box.setIcon(QMessageBox.Icon.Question)
         box.setWindowTitle("Delete answer")
@@ -254,8 +274,13 @@ class HistoryPanel(QWidget):
         return self.tasks.spawn(self.delete(answer_id), f"delete {answer_id}")
 
     async def delete(self, answer_id: str) -> bool:
+        """Delete the conversation ``answer_id`` belongs to: each of its answers."""
+        ids = next((t for t in (self.list.item(i).data(IDS_ROLE) for i in range(self.list.count()))
+                    if answer_id in t), [answer_id])
         try:
-            gone = await self._kb().delete_answer(answer_id)
+            gone = False
+            for one in ids:
+                gone = await self._kb().delete_answer(one) or gone
         except KnownError as error:
             self.message.setText(f"The answer could not be deleted: {error}")
             return False

@@ -127,6 +127,8 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         self.commands = build_actions(self)
         set_focus_order(self)
         self.conversation.ask_requested.connect(self.ask)
+        self.conversation.new_conversation_requested.connect(self.new_conversation)
+        self.conversation.searched_editor.research_requested.connect(self.search_again)
         self.conversation.stop_requested.connect(self.stop)
         self.conversation.citation_clicked.connect(self._on_citation_clicked)
         self.conversation.source_clicked.connect(self._on_citation_clicked)

@@ -1,7 +1,7 @@
 """Every command of the main window as a QAction with its shortcut, in the menu bar
 (File, Edit, View, Help: menus show the shortcuts) and the most used ones in the toolbar.
 
-Keyboard map: Ctrl+O open folder · Enter (in the question) or Ctrl+Enter ask · Esc stop ·
+Keyboard map: Ctrl+N new conversation · Ctrl+O open folder · Enter (in the question) or Ctrl+Enter ask · Esc stop ·
 F8 / Shift+F8 (or Ctrl+] / Ctrl+[) next / previous citation · Ctrl+= / Ctrl+- / Ctrl+0
 zoom in / out / fit width · Ctrl+F find in page, F3 / Shift+F3 next / previous match ·
 Ctrl+1…4 go to library / question / answers / page.
@@ -35,6 +35,7 @@ class ActionHost(Protocol):
     def check_text(self) -> Any: ...
     def close(self) -> bool: ...
     def ask_from_box(self) -> Any: ...
+    def new_conversation(self) -> Any: ...
     def stop(self) -> Any: ...
     def show_settings(self) -> Any: ...
     def step_citation(self, step: int) -> Any: ...
@@ -69,6 +70,7 @@ class WindowActions:
     about_action: QAction
     focus_actions: list[QAction] = field(default_factory=list)
     check_text_action: QAction | None = None  # File ▸ Check a Text…
+    new_conversation_action: QAction | None = None  # File ▸ New Conversation (Ctrl+N)
 
 
 def _keys(action: QAction, *keys: str | QKeySequence.StandardKey) -> None:
@@ -79,11 +81,12 @@ def build_actions(w: ActionHost) -> WindowActions:
     """Create the actions of ``w`` (a QMainWindow) and install its menus and toolbar."""
     a = make_action
     viewer = w.viewer
+    new_conversation_action = a(w, "", "&New Conversation", w.new_conversation, "Ctrl+N", "Start a new conversation: the next question does not follow up the answers shown")
     open_action = a(w, "open-folder", "&Open Folder…", w.choose_folder, QKeySequence.StandardKey.Open, "Open a folder of documents and index it")
     reindex_action = a(w, "reindex", "&Re-index", w.reindex, "F5", "Index the open folder again (only changed files are parsed)")
     samples_action = a(w, "", "Open &Sample Folder", w.setup.open_samples, None, "Write a few sample PDFs (English and Chinese) and open them")
     check_text_action = a(w, "", "C&heck a Text…", w.check_text, "Ctrl+Shift+K", "Check each sentence of a text or draft against the library: its supporting page and a verdict")
-    export_action = a(w, "export", "&Export Answer…", w.choose_export, "Ctrl+E", "Save the current answer as Markdown with footnotes")
+    export_action = a(w, "export", "&Export Answer…", w.choose_export, "Ctrl+E", "Save the current conversation (or answer) as Markdown with footnotes")
     quit_action = a(w, "", "&Quit", w.close, QKeySequence.StandardKey.Quit)
 
     ask_action = a(w, "ask", "&Ask", w.ask_from_box, None, "Ask the question typed below the answers (Enter in the question box)")
@@ -129,7 +132,7 @@ def build_actions(w: ActionHost) -> WindowActions:
     install_menus(
         w,  # type: ignore[arg-type]
         {
-            "&File": [open_action, reindex_action, samples_action, None, check_text_action, export_action, None, quit_action],
+            "&File": [new_conversation_action, None, open_action, reindex_action, samples_action, None, check_text_action, export_action, None, quit_action],
             "&Edit": [ask_action, stop_action, None, find_action, find_next_action, find_previous_action, None, settings_action],
             "&View": [
                 next_citation_action, previous_citation_action, None,
@@ -147,6 +150,7 @@ def build_actions(w: ActionHost) -> WindowActions:
         next_citation_action, previous_citation_action, zoom_in_action, zoom_out_action,
         fit_width_action, fit_page_action, next_page_action, previous_page_action,
         history_action, setup_action, about_action, focus_actions, check_text_action,
+        new_conversation_action,
     )
 
 
@@ -155,7 +159,7 @@ def set_focus_order(w: ActionHost) -> None:
     viewer."""
     viewer, conversation = w.viewer, w.conversation
     chain = [
-        w.library_pane.filter_box, w.library_pane.sort_box, w.library_view, conversation.question, conversation.ask_button, conversation.stop_button,
+        w.library_pane.filter_box, w.library_pane.sort_box, w.library_view, conversation.question, conversation.ask_button, conversation.stop_button, conversation.new_button,
         conversation.browser, viewer.prev_button, viewer.page_box, viewer.next_button,
         viewer.find_button, viewer.zoom_out_button, viewer.zoom_in_button,
         viewer.fit_width_button, viewer.fit_page_button, viewer.find_bar.edit,

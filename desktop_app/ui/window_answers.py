@@ -1,5 +1,7 @@
-"""The main window's answer flow: asking (the answer task), checking a text, reopening
-an answer from the history, following its citations to the page (F8), and exporting it.
+"""The main window's answer flow: asking (the answer task; a question continues the
+conversation shown, "New conversation" starts another, "Searched for" can be edited and
+searched again), checking a text, reopening a conversation from the history, following
+its citations to the page (F8), and exporting it.
 
 A mixin of :class:`~desktop_app.ui.main_window.MainWindow`, which builds the widgets
 named below and provides ``show_status``, ``report`` and ``update_actions``.
@@ -21,7 +23,7 @@ from desktop_app.ui.answer_view import ConversationPane
 from desktop_app.ui.async_qt import TaskSet
 from desktop_app.ui.check_turn import check_turn
 from desktop_app.ui.citation_nav import CitationCursor
-from desktop_app.ui.export import turn_to_markdown
+from desktop_app.ui.export import conversation_to_markdown
 from desktop_app.ui.history_panel import HistoryPanel
 from desktop_app.ui.library_model import LibraryModel
 from desktop_app.ui.pdf_view import PageViewer
@@ -51,21 +53,58 @@ class AnswerMixin:
             return None
         return self.ask(question)
 
-    def ask(self, question: str) -> asyncio.Task[AnswerTurn] | None:
+    def follow_up_id(self, before: int | None = None) -> str:
+        """The saved answer a new question follows up: the last answered turn shown (before
+        turn ``before``); "" when the conversation is new."""
+        turns = self.conversation.turns if before is None else self.conversation.turns[:before]
+        for turn in reversed(turns):
+            if turn.answer_id and not turn.state.running and turn.conversation_id:
+                return turn.answer_id
+        return ""
+
+    def ask(self, question: str, searched: str | None = None, follow_up: str | None = None,
+            replaces: str = "") -> asyncio.Task[AnswerTurn] | None:
+        """Ask ``question`` as the next turn of the conversation shown (``follow_up``: the
+        answer it follows instead); ``searched`` replaces what it is searched for."""
         previous = self.ask_task if self.ask_task is not None and not self.ask_task.done() else None
         if previous is not None and not self.only_checking():
             self.show_status("An answer is still running: stop it first (Esc).")
             return None
         scope = self.conversation.scope
+        context = (self.follow_up_id() if follow_up is None else follow_up, searched, replaces)
         if previous is None:
             turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
-            self.ask_task = asyncio.ensure_future(self._ask(question, turn, scope))
+            self.ask_task = asyncio.ensure_future(self._ask(question, turn, scope, context))
         else:  # the last answer is written and only its checks run: stop them, then ask
             self.show_status("Stopped checking the last answer; asking the next question.")
-            self.ask_task = asyncio.ensure_future(self._ask_after(previous, question, scope))
+            self.ask_task = asyncio.ensure_future(self._ask_after(previous, question, scope, context))
         self.ask_task.add_done_callback(lambda _task: self.update_actions())
         self.update_actions()
         return self.ask_task
+
+    def new_conversation(self) -> bool:
+        """File ▸ New Conversation (Ctrl+N): clear the answers shown and the scope; the next
+        question follows up nothing. Not while an answer runs."""
+        if self.ask_task is not None and not self.ask_task.done():
+            self.show_status("An answer is still running: stop it first (Esc).")
+            return False
+        self.conversation.clear_turns()
+        self.update_actions()
+        return True
+
+    def search_again(self, index: int, searched: str) -> asyncio.Task[AnswerTurn] | None:
+        """Ask turn ``index``'s question again, searched for ``searched`` (the person's
+        correction of "Searched for"), following up the turn before it; the last turn is
+        replaced, an earlier one stays and the new answer comes last."""
+        turns = self.conversation.turns
+        if not 0 <= index < len(turns) or (self.ask_task is not None and not self.ask_task.done()):
+            return None
+        question, replaces = turns[index].question, ""
+        follow_up = self.follow_up_id(before=index)
+        if index == len(turns) - 1:
+            replaces = turns[index].answer_id
+            self.conversation.remove_turn(index)
+        return self.ask(question, searched=searched, follow_up=follow_up, replaces=replaces)
 
     def only_checking(self) -> bool:
         """True while the running question's answer is written and only the model's checks
@@ -75,17 +114,20 @@ class AnswerMixin:
                 and self.ask_task is not None and not self.ask_task.done())
 
     async def _ask_after(self, previous: asyncio.Task[AnswerTurn], question: str,
-                         scope: tuple[str, ...]) -> AnswerTurn:
+                         scope: tuple[str, ...], context: tuple[str, str | None, str] = ("", None, "")) -> AnswerTurn:
         previous.cancel()  # the facade's flag stops the judge before its next question
         with contextlib.suppress(asyncio.CancelledError):
             await previous
         turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
-        return await self._ask(question, turn, scope)
+        return await self._ask(question, turn, scope, context)
 
-    async def _ask(self, question: str, turn: AnswerTurn, scope: tuple[str, ...] = ()) -> AnswerTurn:
+    async def _ask(self, question: str, turn: AnswerTurn, scope: tuple[str, ...] = (),
+                   context: tuple[str, str | None, str] = ("", None, "")) -> AnswerTurn:
         self.asking_turn = turn
+        follow_up, searched, replaces = context
         try:
-            async for event in self.kb.ask(question, scope=scope):
+            async for event in self.kb.ask(question, scope=scope, follow_up=follow_up or None, searched=searched,
+                                           replaces=replaces or None):
                 self.conversation.apply(event)
                 if isinstance(event, AnswerFinished):
                     self.update_actions()  # the next question may be asked while checks run
@@ -128,12 +170,19 @@ class AnswerMixin:
         if visible:
             self.history.refresh()
 
-    def _on_reopened(self, turn: AnswerTurn) -> None:
-        if turn.scope and not turn.scope_label:
-            rows = [self.library.row(path) for path in turn.scope]
-            if len(rows) == 1 and rows[0] is not None:
-                turn.scope_label = rows[0].title
-        self.conversation.add_turn(turn)
+    def _on_reopened(self, turns: list[AnswerTurn]) -> None:
+        """A conversation reopened from the history: its turns come after those shown, and
+        the next question continues it."""
+        for turn in turns:
+            if turn.scope and not turn.scope_label:
+                rows = [self.library.row(path) for path in turn.scope]
+                if len(rows) == 1 and rows[0] is not None:
+                    turn.scope_label = rows[0].title
+            self.conversation.add_turn(turn)
+        turn = turns[-1]
+        # The scope belongs to the conversation: its next question is asked within it too.
+        if self.ask_task is None or self.ask_task.done():
+            self.conversation.set_scope(turn.scope, turn.scope_label or ", ".join(Path(p).name for p in turn.scope))
         stale = turn.stale_citations()
         note = f"; {len(stale)} cited source(s) changed or removed since" if stale else ""
         within = f" (asked within {turn.scope_label or ', '.join(Path(p).name for p in turn.scope)})" if turn.scope else ""
@@ -200,12 +249,16 @@ class AnswerMixin:
         return None
 
     def export_markdown(self, path: str | Path) -> Path:
+        """Write the current conversation (the finished turns shown of the last answer's
+        conversation) as Markdown."""
         turn = self._exportable_turn()
         if turn is None:
             raise KnownError("There is no finished answer to export yet.")
+        turns = [t for t in self.conversation.turns if not t.state.running and (t.text or t.no_basis)
+                 and t.conversation_id and t.conversation_id == turn.conversation_id] or [turn]
         target = Path(path)
-        target.write_text(turn_to_markdown(turn), encoding="utf-8")
-        self.show_status(f"Answer exported to {target}")
+        target.write_text(conversation_to_markdown(turns), encoding="utf-8")
+        self.show_status(f"{'Conversation' if len(turns) > 1 else 'Answer'} exported to {target}")
         return target
 
     def choose_export(self) -> None:

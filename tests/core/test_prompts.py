@@ -313,3 +313,48 @@ def test_a_source_names_its_innermost_heading_and_spells_out_pdf_ligatures() -> 
     task = packed.messages[-1]["content"]
     assert "[1] (Annual report, 1.2 Metrische Räume, p. 1)\nMetrische Räume sind hausdorffsch (Definition 10)." in task
     assert "ﬀ" not in task and "1 Topologie >" not in task
+
+
+def test_a_follow_up_prompt_recalls_earlier_turns_briefly_without_their_markers() -> None:
+    from desktop_app.core.answer.prompts import (
+        RECALLED_TOKENS,
+        build_prompt,
+        recalled_turns,
+        short_answer,
+    )
+
+    def count(text: str) -> int:
+        return len(text.split())
+
+    history = [("What does a 404 status code mean?", "Not found [1]."),
+               ("And what about 410?", "The resource is gone for good [2][3].")]
+    turns = recalled_turns(history, count)
+    assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant"]
+    assert turns[1]["content"] == "Not found." and turns[3]["content"] == "The resource is gone for good."
+    # A long answer is cut at a word; what does not fit drops the oldest turn first.
+    long = short_answer("The server found nothing at the URI [1]. " + "More words. " * 80)
+    assert long.endswith("…") and len(long) <= 125 and "[1]" not in long
+    wordy = [("What does a 404 status code mean?", "More words. " * 80), history[1]]
+    kept = recalled_turns(wordy, count)
+    assert [t["content"] for t in kept if t["role"] == "user"] == ["And what about 410?"]
+    assert sum(count(t["content"]) + 8 for t in kept) <= RECALLED_TOKENS
+    packed = build_prompt("Is it cacheable?", [], count_tokens=count, context_tokens=4096, answer_tokens=256,
+                          language="en", history=history)
+    assert packed.messages[-3]["content"] == "And what about 410?"
+    assert packed.messages[-1]["role"] == "user" and "Is it cacheable?" in packed.messages[-1]["content"]
+    alone = build_prompt("Is it cacheable?", [], count_tokens=count, context_tokens=4096, answer_tokens=256,
+                         language="en")
+    assert len(packed.messages) == len(alone.messages) + 4
+    assert packed.request_tokens > alone.request_tokens  # the recalled turns are read too
+
+
+def test_a_chinese_answer_is_cut_to_fit_not_dropped() -> None:
+    from desktop_app.core.answer.prompts import RECALLED_TOKENS, recalled_turns
+
+    def count(text: str) -> int:  # about a token a Chinese character
+        return len(text)
+
+    turns = recalled_turns([("东北电气 2018 年第一季度的营业收入是多少？",
+                             "东北电气 2018 年第一季度的营业收入为 4,755,785.11 元，比上年同期减少 16.55% [1]。" * 3)], count)
+    assert turns[1]["content"].startswith("东北电气") and turns[1]["content"] != "…"
+    assert sum(count(t["content"]) + 8 for t in turns) <= RECALLED_TOKENS

@@ -12,7 +12,7 @@ from desktop_app.core.ingest import chunking
 from desktop_app.core.ingest.indexing import Indexer
 from desktop_app.core.library.store import Store
 from desktop_app.core.types import IndexProgress
-from tests.core.test_indexing import make_folder
+from tests.core.ingest.test_indexing import make_folder
 from tests.fakes import FakeEmbedder
 
 

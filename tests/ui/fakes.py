@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import dataclasses
 import re
 import threading
 import time
@@ -149,6 +150,8 @@ class FakeKnowledgeBase:
         self.locked: dict[str, str] = {}  # file name -> password
         self.cancel_calls = 0
         self.index_calls: list[tuple[str, dict[str, str] | None]] = []
+        self.follow_ups: list[tuple[str | None, str | None]] = []  # (follow_up, searched) of each ask
+        self.replaced: list[str | None] = []  # the answer each ask was asked again for
         self.questions: list[str] = []
         self.scopes: list[tuple[str, ...]] = []  # the scope each question was asked within
         self.documents_by_path: dict[str, DocumentInfo] = {}
@@ -244,10 +247,14 @@ class FakeKnowledgeBase:
 
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
-        scope: Sequence[str | Path] = (),
+        scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
+        replaces: str | None = None,
     ) -> AsyncIterator[AnswerEvent]:
         self._cancelled = False
         self.questions.append(question)
+        self.follow_ups.append((follow_up, searched))
+        self.replaced.append(replaces)
+        conversation_id = follow_up or ""
         within = tuple(str(p) for p in scope)
         self.scopes.append(within)
         script = (
@@ -265,6 +272,9 @@ class FakeKnowledgeBase:
                 return
             if isinstance(event, TokenDelta):
                 await asyncio.sleep(self.token_delay)
+            if isinstance(event, AnswerStarted):  # as the facade says what it searched for
+                event = dataclasses.replace(event, searched=searched or question,
+                                            conversation_id=conversation_id or event.answer_id)
             yield event
         if self.hold_after_finish:  # the answer is written; the model checks its sentences
             self.paused.set()
@@ -306,9 +316,23 @@ class FakeKnowledgeBase:
         await asyncio.sleep(0)
         rows = [
             {key: r.get(key, []) for key in ("answer_id", "question", "status", "created_at", "model_id", "scope")}
+            | {"conversation_id": r.get("conversation_id") or r["answer_id"]}
             for r in self.saved.values()
         ]
         return sorted(rows, key=lambda r: r["created_at"], reverse=True)
+
+    async def conversation(self, answer_id: str) -> list[dict[str, Any]]:
+        record = await self.answer_record(answer_id)
+        if record is None:
+            return []
+        conversation_id = record.get("conversation_id") or answer_id
+        turns = [await self.answer_record(r["answer_id"]) for r in sorted(self.saved.values(),
+                 key=lambda r: r["created_at"]) if (r.get("conversation_id") or r["answer_id"]) == conversation_id]
+        return [t for t in turns if t is not None]
+
+    async def export_conversation(self, answer_id: str, fmt: str = "markdown") -> str | None:
+        turns = await self.conversation(answer_id)
+        return "\n".join(t["question"] for t in turns) or None
 
     async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
         record = self.saved.get(answer_id)

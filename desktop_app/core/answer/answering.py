@@ -16,6 +16,7 @@ from pathlib import Path
 
 from desktop_app.core.answer import evidence, gate, prompts
 from desktop_app.core.answer.citations import CitationResolver, SourceMap, citation_grammar
+from desktop_app.core.answer.followup import Conversation
 from desktop_app.core.answer.gate import Refusal
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
@@ -76,14 +77,19 @@ def answer(
     verifier: Verifier,
     scope: Sequence[str] = (),
     clock: FirstWordClock | None = None,
+    conversation: Conversation | None = None,
 ) -> str:
     """Stream one answer's events into ``emit``; returns the answer id. ``verifier`` checks
     its sentences against the sources (core/verdicts). With ``scope`` (file and folder
     paths) the question is asked within those documents only: retrieval, the evidence gate
     and the sources are limited to them, and the history records it. ``clock`` (started
     when the question was asked) times each step before the first word; the finished
-    answer's ``stats["first_word"]`` carries it."""
+    answer's ``stats["first_word"]`` carries it. ``conversation``: the turns before this
+    one (the prompt recalls them briefly) and the question as searched (a follow-up made
+    to stand alone, core/answer/followup.py): retrieval, the gate and the evidence read
+    that one; the prompt asks ``question``."""
     clock = clock or FirstWordClock()
+    conversation = conversation or Conversation()
     answer_id = uuid.uuid4().hex
     scope = tuple(scope)
     style = settings.citation_style
@@ -91,8 +97,10 @@ def answer(
     if not question:
         emit(AnswerFailed(error="The question is empty.", known=True))
         return answer_id
+    searched = conversation.searched.strip() or question
+    conversation = dataclasses.replace(conversation, searched=searched)
     with clock.timing("search_s"):
-        retrieval = retriever.search(question, settings.sources_per_answer, scope=scope,
+        retrieval = retriever.search(searched, settings.sources_per_answer, scope=scope,
                                      language=settings.prompt_language)
     _split_search(clock, retrieval)
     # The one language of this question (the setting, else what it is written in): the gate,
@@ -105,7 +113,7 @@ def answer(
         if scope:
             refused = refused.within(scope_words(scope))
         _no_basis(question, refused, language, answer_id, style, store, emit, also_searched, scope,
-                  retrieval.passages if refused.show_passages else ())
+                  retrieval.passages if refused.show_passages else (), conversation)
         return answer_id
     try:
         with clock.timing("model_start_s"):
@@ -115,7 +123,7 @@ def answer(
         return answer_id
     # Evidence, not chunks: each passage cut to the sentences that bear on the question.
     with clock.timing("evidence_s"):
-        passages = evidence.select(question, retrieval.passages, budget_tokens=settings.evidence_tokens)
+        passages = evidence.select(searched, retrieval.passages, budget_tokens=settings.evidence_tokens)
         full_map = SourceMap.build(passages, style)
     counted = _CountedTokens(generator.count_tokens)
     with clock.timing("pack_s"):
@@ -126,6 +134,8 @@ def answer(
             context_tokens=generator.context_tokens,
             answer_tokens=settings.max_tokens,
             language=language,
+            focus=searched,
+            history=conversation.turns,
         )
     clock.counts["pack_token_counts"] = counted.calls
     # Only what reached the prompt was "given to the model".
@@ -136,7 +146,8 @@ def answer(
     reading, estimate = packed.request_tokens, generator.estimate_s(packed.request_tokens)
     emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
                        also_searched=also_searched, scope=scope, prompt_tokens=reading,
-                       estimate_s=estimate))
+                       estimate_s=estimate, searched=searched,
+                       conversation_id=conversation.conversation_id or answer_id))
     try:
         with clock.timing("probe_s"):
             doubt = _model_abstains(generator, packed, settings, should_cancel)
@@ -152,7 +163,7 @@ def answer(
         emit(TokenDelta(text))
         emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
         _save(store, answer_id, question, text, style, generator.model_id, "no_basis", payloads, {}, (),
-              [], reason=doubt.reason, scope=scope)
+              [], reason=doubt.reason, scope=scope, conversation=conversation)
         return answer_id
     started = time.perf_counter()
     try:
@@ -199,7 +210,7 @@ def answer(
     except Cancelled:
         emit(AnswerCancelled())
         _save(store, answer_id, question, resolver.tracker.text, style, generator.model_id,
-              "cancelled", payloads, {}, (), claims, scope=scope)
+              "cancelled", payloads, {}, (), claims, scope=scope, conversation=conversation)
         return answer_id
     except KnownError as exc:  # the model's process died or llama.cpp failed mid-answer
         logger.warning("answer %s ended early: %s", answer_id, exc)
@@ -207,7 +218,8 @@ def answer(
         # What was written stays, with its citations: the reader can still check it.
         partial = resolver.finished(answer_id=answer_id)
         _save(store, answer_id, question, partial.text, style, generator.model_id, "failed",
-              payloads, partial.citations, partial.hallucinated, claims, reason=str(exc), scope=scope)
+              payloads, partial.citations, partial.hallucinated, claims, reason=str(exc), scope=scope,
+              conversation=conversation)
         return answer_id
     except Exception as exc:  # a bug inside the stream
         logger.exception("generation failed")
@@ -235,7 +247,8 @@ def answer(
     logger.info("answer %s in %.1f s, %d citations", answer_id, time.perf_counter() - started,
                 sum(len(v) for v in finished.citations.values()))
     _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
-          payloads, finished.citations, finished.hallucinated, claims, scope=scope, stats=finished.stats)
+          payloads, finished.citations, finished.hallucinated, claims, scope=scope, stats=finished.stats,
+          conversation=conversation)
     return answer_id
 
 
@@ -329,26 +342,31 @@ def _says_no_answer(text: str, language: str) -> bool:
 
 def _no_basis(question: str, refused: Refusal, language: str, answer_id: str, style: str,
               store: AnswerLog | None, emit: Callable[[AnswerEvent], None], also_searched: str = "",
-              scope: tuple[str, ...] = (), passages: Sequence[Passage] = ()) -> None:
+              scope: tuple[str, ...] = (), passages: Sequence[Passage] = (),
+              conversation: Conversation | None = None) -> None:
     reason = refused.reason
+    conversation = conversation or Conversation(searched=question)
     text = prompts.NO_BASIS_MESSAGE[language]
     shown = SourceMap.build(passages, style)
     payloads = tuple(p for p in (shown.payload(label) for label in shown.labels()) if p)
     emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(style),
-                       also_searched=also_searched, scope=scope))
+                       also_searched=also_searched, scope=scope, searched=conversation.searched,
+                       conversation_id=conversation.conversation_id or answer_id))
     emit(NoBasis(reason=reason))
     emit(TokenDelta(text))
     emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
     _save(store, answer_id, question, text, style, "", "no_basis", payloads, {}, (), [], reason=reason,
-          scope=scope)
+          scope=scope, conversation=conversation)
 
 
 def _save(store: AnswerLog | None, answer_id: str, question: str, text: str, style: str, model_id: str,
           status: str, payloads: tuple[SourcePayload, ...], citations: dict[str, list[tuple[int, int]]],
           hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "",
-          scope: tuple[str, ...] = (), stats: JsonObject | None = None) -> None:
+          scope: tuple[str, ...] = (), stats: JsonObject | None = None,
+          conversation: Conversation | None = None) -> None:
     if store is None:
         return
+    conversation = conversation or Conversation()
     payload: JsonObject = {
         "sources": [p.to_json() for p in payloads],
         "citations": {k: [list(s) for s in v] for k, v in citations.items()},
@@ -356,8 +374,12 @@ def _save(store: AnswerLog | None, answer_id: str, question: str, text: str, sty
         "claims": [c.to_json() for c in claims],
         "reason": reason,
         "stats": dict(stats or {}),  # the model's figures (AnswerFinished.stats)
+        "searched": conversation.searched or question,  # what retrieval was asked (a follow-up's standalone)
     }
+    if conversation.replaces:  # asked again with "Searched for" edited: the conversation shows this one
+        payload["replaces"] = conversation.replaces
     try:
-        store.save_answer(answer_id, question, text, str(style), model_id, status, payload, scope)
+        store.save_answer(answer_id, question, text, str(style), model_id, status, payload, scope,
+                          conversation_id=conversation.conversation_id)
     except Exception:  # the answer was shown; failing to archive it must not hide it
         logger.exception("could not save answer %s", answer_id)

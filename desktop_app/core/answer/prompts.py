@@ -8,6 +8,9 @@ A prompt is three parts, in this order:
    same layout as the real one) and the assistant's cited answer. A small model copies the
    citing habit of a previous turn far more reliably than it follows a rule. They never
    change either, so llama.cpp's prefix cache keeps parts 1-2 evaluated across questions.
+   A follow-up question's earlier turns come next, briefly: each question and the start
+   of its answer without its markers (:func:`recalled_turns`), so the markers of the
+   request refer to its own sources only.
 3. ``task_{lang}.txt``: the request's sources, ``[n] (title, section, p. label)`` and the
    passage, best first, then the question and the instruction to cite right after it,
    where a small model attends to it.
@@ -30,6 +33,7 @@ from pathlib import Path
 from desktop_app.core import paths
 from desktop_app.core.answer.evidence import evidence_text
 from desktop_app.core.text import words as termlib
+from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.text.words import question_language
 from desktop_app.core.types import PDF_FORMAT, SECTION_SEPARATOR, Passage
 
@@ -59,6 +63,12 @@ MAX_PASSAGE_TOKENS = 200
 MESSAGE_OVERHEAD_TOKENS = 8  # role markers the chat template adds around each message
 TEMPLATE_MARGIN_TOKENS = 32  # the template's own head and the generation prompt
 _ELLIPSIS = "…"
+# A follow-up's earlier turns in the prompt: the last RECALLED_TURNS, each answer cut to
+# RECALLED_ANSWER_CHARS, all of them within RECALLED_TOKENS (each token read costs prefill
+# before the first word: bench/first_word.py followup measures it with the default model).
+RECALLED_TURNS = 2
+RECALLED_ANSWER_CHARS = 120
+RECALLED_TOKENS = 64
 _EXAMPLE_KEY = re.compile(r"^(question|source|answer):\s*(.*)$", re.IGNORECASE)
 _EXAMPLE_LABEL = re.compile(r"\[(\d{1,2})\]")
 
@@ -68,7 +78,7 @@ class PackedPrompt:
     messages: list[dict[str, str]]
     labels: list[str]  # the labels of the sources that made it into the prompt, in order
     language: str
-    request_tokens: int = 0  # the tokens of the request turn (the last message), counted while packing
+    request_tokens: int = 0  # the tokens after the cached head (recalled turns and request), counted while packing
 
 
 @dataclass(frozen=True)
@@ -206,6 +216,46 @@ def _example_turns(examples: Sequence[Example], task_t: str, values: dict[str, s
     return turns
 
 
+def short_answer(text: str, max_chars: int = RECALLED_ANSWER_CHARS) -> str:
+    """An earlier answer as a later prompt recalls it: without its markers (they named that
+    turn's sources), whitespace-normalised, cut at a word to ``max_chars``."""
+    text = " ".join(strip_markers(text).split())
+    text = re.sub(r"\s+([.,;:!?。，；：！？])", r"\1", text)
+    if len(text) <= max_chars:
+        return text
+    cut = text.rfind(" ", 0, max_chars)
+    return text[: cut if cut > max_chars // 2 else max_chars].rstrip(" ,;:") + " " + _ELLIPSIS
+
+
+def recalled_turns(history: Sequence[tuple[str, str]], count_tokens: Callable[[str], int],
+                   budget_tokens: int = RECALLED_TOKENS) -> list[dict[str, str]]:
+    """The last :data:`RECALLED_TURNS` of ``history`` (question, answer; oldest first) as
+    user/assistant turns, the answers short, the oldest dropped until they fit
+    ``budget_tokens``; the last turn alone has its answer cut further to fit (a Chinese
+    answer costs about a token a character)."""
+
+    def messages(turns: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+        return [m for q, a in turns for m in ({"role": "user", "content": q},
+                                              {"role": "assistant", "content": a or _ELLIPSIS})]
+
+    def cost(turns: Sequence[tuple[str, str]]) -> int:
+        return sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in messages(turns))
+
+    recent = [(q.strip(), a) for q, a in history[-RECALLED_TURNS:] if q.strip()]
+    turns = [(q, short_answer(a)) for q, a in recent]
+    while len(turns) > 1 and cost(turns) > budget_tokens:
+        turns, recent = turns[1:], recent[1:]
+    if not turns:
+        return []
+    (question, answer), chars = recent[0], RECALLED_ANSWER_CHARS
+    while cost(turns) > budget_tokens and chars >= 24:  # one turn: its answer shorter
+        chars = int(chars * 0.7)
+        turns = [(question, short_answer(answer, chars))]
+    if cost(turns) > budget_tokens:
+        turns = [(question, _ELLIPSIS)]
+    return messages(turns) if cost(turns) <= budget_tokens else []
+
+
 def build_prompt(
     question: str,
     sources: Sequence[tuple[str, str, Passage]],
@@ -218,13 +268,17 @@ def build_prompt(
     max_sources: int | None = None,
     passage_chars: int = MAX_PASSAGE_CHARS,
     passage_tokens: int | None = MAX_PASSAGE_TOKENS,
+    focus: str = "",
+    history: Sequence[tuple[str, str]] = (),
 ) -> PackedPrompt:
     """``sources`` are (label, marker text, passage), best first.
 
     Each passage is cut to ``passage_chars`` characters and ``passage_tokens`` tokens
     around the question's terms (None: no token cap). Keeps the best sources that fit
     ``context_tokens`` after ``answer_tokens`` (at most ``max_sources``); if not even the
-    best one fits, it is cut to what fits.
+    best one fits, it is cut to what fits. ``focus``: the question as searched (a
+    follow-up made to stand alone) that passages are cut around (default: ``question``);
+    ``history``: the conversation's earlier turns, recalled briefly before the request.
     """
     lang = question_language(question, language)
     system_t = _template(f"system_{lang}.txt", prompts_dir)
@@ -239,18 +293,20 @@ def build_prompt(
     head = [{"role": "system", "content": system}]
     head += _example_turns(load_examples(lang, prompts_dir), task_t, values, markers)
     values["question"] = question.strip()
+    focus = focus.strip() or question
+    recalled = recalled_turns(history, count_tokens) if history else []
 
     def render(blocks: list[str]) -> str:
         return _fill(task_t, {**values, "sources": "\n\n".join(blocks)})
 
-    fixed = sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in head)
+    fixed = sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in [*head, *recalled])
     budget = context_tokens - answer_tokens - fixed - MESSAGE_OVERHEAD_TOKENS - TEMPLATE_MARGIN_TOKENS
     chosen = list(sources if max_sources is None else sources[:max_sources])
     blocks: list[str] = []
     labels: list[str] = []
     request_tokens = -1  # the count of render(blocks) when the last block was added
     for label, marker, passage in chosen:
-        block = format_source(marker, passage, question, passage_chars, count_tokens=count_tokens,
+        block = format_source(marker, passage, focus, passage_chars, count_tokens=count_tokens,
                               max_tokens=passage_tokens)
         tokens = count_tokens(render(blocks + [block]))
         if tokens > budget:
@@ -259,7 +315,7 @@ def build_prompt(
                 chars = len(passage.text)
                 while chars > 120 and count_tokens(render([block])) > budget:
                     chars = int(min(chars, passage_chars) * 0.8)
-                    block = format_source(marker, passage, question, chars)
+                    block = format_source(marker, passage, focus, chars)
                 request_tokens = count_tokens(render([block]))
                 if request_tokens <= budget:
                     blocks.append(block)
@@ -276,5 +332,7 @@ def build_prompt(
     request = render(blocks)
     if request_tokens < 0:
         request_tokens = count_tokens(request)
-    messages = [*head, {"role": "user", "content": request}]
+    # The recalled turns are read with the request (only the head is cached).
+    request_tokens += sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in recalled)
+    messages = [*head, *recalled, {"role": "user", "content": request}]
     return PackedPrompt(messages=messages, labels=labels, language=lang, request_tokens=request_tokens)

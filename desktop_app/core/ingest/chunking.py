@@ -320,7 +320,8 @@ def _pack(
             # A heading starts a new chunk once this one holds enough; a named chapter or
             # contract clause ("Clause 4 Deposit", "第三章") even sooner, so that it is not
             # the tail of the previous clause's chunk. (All-caps lines, level 1 too, do not:
-            # in reports they are as often table rows; MMLongBench recall@5 fell 0.80 -> 0.78.)
+            # in reports they are as often table rows; bench/retrieval.py --sets mml,
+            # docs/evaluation.md, "Constants and their figures".)
             following_named = following.heading is not None and following.heading.named
             if following.heading is not None and (
                 body >= min_tokens

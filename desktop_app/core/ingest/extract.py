@@ -22,13 +22,17 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from desktop_app.core.ids import sha256_bytes
 from desktop_app.core.ingest.text_quality import TextAssessment, assess_text
 from desktop_app.core.ingest.text_runs import FontCache, PageCollector, clean_text
 from desktop_app.core.ingest.titles import choose_title
 from desktop_app.core.types import DocStatus, ExtractedDocument, PageQuality, PageText
+
+if TYPE_CHECKING:
+    from pypdf import PageObject, PdfReader
+    from pypdf.generic import DictionaryObject
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +42,17 @@ _CONTAMINATION_RATIO = 3
 _NO_MEMORY = "Cannot read this PDF: it needs more memory than Folio allows a file."
 
 
-def _page_geometry(page: Any) -> tuple[float, float, float, float, int]:
+class _FileFacts(TypedDict):
+    """What every ExtractedDocument of a file carries, whatever its status."""
+
+    path: str
+    doc_id: str
+    size: int
+    mtime: float
+    title: str
+
+
+def _page_geometry(page: PageObject) -> tuple[float, float, float, float, int]:
     """Left, bottom, width and height of the page as viewers show it (the crop box, which
     is the media box unless set), and its rotation."""
     try:
@@ -54,7 +68,7 @@ def _page_geometry(page: Any) -> tuple[float, float, float, float, int]:
     return left, bottom, width, height, rotation
 
 
-def _font_resources(page: Any) -> Any:
+def _font_resources(page: PageObject) -> DictionaryObject | None:
     try:
         resources = page.get_inherited("/Resources", None)
         fonts = resources.get_object().get("/Font") if resources is not None else None
@@ -64,7 +78,7 @@ def _font_resources(page: Any) -> Any:
 
 
 def _extract_page(
-    reader: Any, index: int, label: str, fonts: FontCache
+    reader: PdfReader, index: int, label: str, fonts: FontCache
 ) -> tuple[PageText, TextAssessment | None]:
     number = index + 1
     try:
@@ -183,7 +197,7 @@ def _read_by_ocr(data: bytes, pages: list[PageText], password: str,
         return pages
 
 
-def _metadata_title(reader: Any) -> str:
+def _metadata_title(reader: PdfReader) -> str:
     """The /Title of the document information, as text ("" when absent or unreadable)."""
     try:
         metadata = reader.metadata
@@ -193,7 +207,7 @@ def _metadata_title(reader: Any) -> str:
         return ""
 
 
-def _open(data: bytes, passwords: Sequence[str]) -> tuple[Any, str, str]:
+def _open(data: bytes, passwords: Sequence[str]) -> tuple[PdfReader | None, str, str]:
     """A reader and the password that opened it, or ``(None, message, "")`` when no
     password opens the file."""
     from pypdf import PdfReader
@@ -227,8 +241,7 @@ def extract_document(path: str, passwords: Sequence[str] = (), *,
     ``on_ocr(n)`` is told how many pages that is before it starts; ``on_pages(n)`` the
     page count before the pages are read."""
     file = Path(path)
-    base: dict[str, Any] = {"path": str(path), "doc_id": "", "size": 0, "mtime": 0.0,
-                            "title": file.stem}
+    base: _FileFacts = {"path": str(path), "doc_id": "", "size": 0, "mtime": 0.0, "title": file.stem}
     try:
         stat = os.stat(file)
         data = file.read_bytes()
@@ -237,7 +250,7 @@ def extract_document(path: str, passwords: Sequence[str] = (), *,
                                  error=f"Cannot open the file: {exc.strerror or exc}.")
     except MemoryError:
         return ExtractedDocument(**base, status=DocStatus.UNREADABLE, error=_NO_MEMORY)
-    base.update(doc_id=sha256_bytes(data), size=len(data), mtime=stat.st_mtime)
+    base.update({"doc_id": sha256_bytes(data), "size": len(data), "mtime": stat.st_mtime})
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -253,7 +266,7 @@ def extract_document(path: str, passwords: Sequence[str] = (), *,
 
 
 def _extract(data: bytes, file: Path, passwords: Sequence[str],
-             base: dict[str, Any], title_only: bool = False,
+             base: _FileFacts, title_only: bool = False,
              on_ocr: Callable[[int], None] | None = None,
              on_pages: Callable[[int], None] | None = None) -> ExtractedDocument:
     reader, message, password = _open(data, passwords)

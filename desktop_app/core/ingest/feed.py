@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from desktop_app.core.ingest import parse_pool
 from desktop_app.core.types import Chunk, ExtractedDocument
@@ -38,7 +37,12 @@ class _FeedFailed:  # what the feeder thread hands over instead of a document wh
     error: BaseException
 
 
-_END = object()
+class _End:  # what the feeder thread hands over after the last document
+    pass
+
+
+_END = _End()
+_Handed = Prepared | _FeedFailed | _End  # what goes through the queue
 
 
 @dataclass
@@ -64,7 +68,7 @@ def prepared_documents(
     on cancel. ``stages`` counts the time waited here and spent in ``prepare``."""
     if not paths:
         return
-    ready: queue.Queue[Any] = queue.Queue(maxsize=PREFETCH_DOCS)
+    ready: queue.Queue[_Handed] = queue.Queue(maxsize=PREFETCH_DOCS)
     stop = threading.Event()
 
     def halted() -> bool:
@@ -87,7 +91,7 @@ def prepared_documents(
                     return  # the feeder died without a word (cannot happen, but never hang)
                 continue
             stages.waiting += time.perf_counter() - began
-            if item is _END:
+            if isinstance(item, _End):
                 return
             if isinstance(item, _FeedFailed):
                 raise item.error
@@ -103,7 +107,7 @@ def prepared_documents(
 
 
 def _feed(paths: list[str], passwords: dict[str, str], halted: Callable[[], bool],
-          ready: queue.Queue[Any], prepare: Callable[[ExtractedDocument], Prepared],
+          ready: queue.Queue[_Handed], prepare: Callable[[ExtractedDocument], Prepared],
           stages: StageSeconds, *, timeout_s: float, workers: int, ocr: bool) -> None:
     """Feeder thread: parse (in worker processes), chunk, count terms, hand over."""
 
@@ -115,7 +119,7 @@ def _feed(paths: list[str], passwords: dict[str, str], halted: Callable[[], bool
         paths, passwords_for=password_list, timeout_s=timeout_s,
         workers=workers, should_cancel=halted, ocr=ocr,
     )
-    last: Any = _END
+    last: _Handed = _END
     try:
         for doc in docs:
             if halted():
@@ -132,7 +136,7 @@ def _feed(paths: list[str], passwords: dict[str, str], halted: Callable[[], bool
     _put(ready, last, halted)
 
 
-def _put(ready: queue.Queue[Any], item: object, halted: Callable[[], bool]) -> bool:
+def _put(ready: queue.Queue[_Handed], item: _Handed, halted: Callable[[], bool]) -> bool:
     """Hand ``item`` over, waiting for room; False if the run stopped meanwhile."""
     while True:
         try:

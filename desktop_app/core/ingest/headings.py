@@ -158,8 +158,9 @@ def detect_heading(line: str) -> Heading | None:
         if match[2].lower() == "note" and match[4].strip() and not _title_like(match[4]):
             return None  # "Note 3 to the financial statements shows …" is a sentence
         level = _EN_LEVELS[match[2].lower()] + max(0, match[3].count(".") - 1)
-        # An appendix or annex is named too, but does not pull itself off the text above it
-        # (MMLongBench recall@5 0.80 -> 0.79 when it did: "Appendix E" heads a page's tail).
+        # An appendix or annex is named too, but does not pull itself off the text above it:
+        # "Appendix E" often heads a page's tail (bench/retrieval.py --sets mml;
+        # docs/evaluation.md, "Constants and their figures").
         named = match[2].lower() not in ("appendix", "annex", "anhang")
         return Heading(level, _entry(match[1].rstrip(".:"), match[4]), named=named)
     if _STATEMENT.fullmatch(line) and _title_like(line):

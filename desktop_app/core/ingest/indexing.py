@@ -19,7 +19,7 @@ from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from desktop_app.core.ingest import changes, chunking, parse_pool
 from desktop_app.core.ingest.changes import scan_folder
@@ -34,6 +34,9 @@ from desktop_app.core.types import (
     IndexProgress,
     IndexSummary,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "EMBED_BATCH", "INGEST_RULES", "Indexer", "StageSeconds", "default_workers", "scan_folder",
@@ -99,7 +102,7 @@ class Indexer:
 
     @property
     def model_id(self) -> str:
-        return str(getattr(self.embedder, "model_id", "")) if self.embedder is not None else ""
+        return self.embedder.model_id if self.embedder is not None else ""
 
     @property
     def chunking_key(self) -> str:
@@ -178,7 +181,7 @@ class Indexer:
 
     def _embed(
         self, texts: list[str], should_cancel: Callable[[], bool], done: Callable[[int], None]
-    ) -> Any:
+    ) -> np.ndarray | None:
         """Vectors of ``texts`` (input order), or None if cancelled first.
 
         Texts go to the embedder shortest first (so each call pads little) in calls
@@ -186,7 +189,7 @@ class Indexer:
         import numpy as np
 
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: Any = None
+        out: np.ndarray | None = None
         start = 0
         while start < len(order):
             if should_cancel():

@@ -27,15 +27,22 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.core.types import OcrLine, PageQuality, PageText, TextRun
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pypdfium2
+    from rapidocr_onnxruntime import RapidOCR
+
+    Image = npt.NDArray[np.uint8]  # a rendered page: RGB, height × width × 3
+
 logger = logging.getLogger(__name__)
 
-# 150 dpi (bench/ocr.py, 17 corpus pages made into JPEG scans at 300 dpi): character error
-# 1.75% English, 1.13% Chinese at 3.3 and 2.3 s a page on one core; 200 dpi read no better
-# (1.80%, 1.66%) and took a third longer, 300 dpi half as long again.
+# Pages are rendered at 150 dpi: a finer rendering reads the corpus scans no better and takes
+# a third longer or more (bench/ocr.py; docs/evaluation.md, "OCR").
 RENDER_DPI = 150
 # A gap of more than this many CTC columns (of 8 pixels in a line scaled to 48) between two
 # Latin characters is a space: within words gaps reach 5 (after an m), between them 7+.
@@ -66,7 +73,7 @@ class RecognisedLine:
 class LineReader(Protocol):
     """Reads the lines of a page image (an RGB ``numpy`` array, height × width × 3)."""
 
-    def read(self, image: Any) -> list[RecognisedLine]: ...
+    def read(self, image: Image) -> list[RecognisedLine]: ...
 
 
 class RapidOcrReader:
@@ -75,15 +82,15 @@ class RapidOcrReader:
 
     def __init__(self, threads: int = 1) -> None:
         self.threads = threads
-        self._engine: Any = None
+        self._engine: RapidOCR | None = None
 
-    def _load(self) -> Any:
+    def _load(self) -> RapidOCR:
         if self._engine is None:
             logging.getLogger("RapidOCR").setLevel(logging.WARNING)
             from rapidocr_onnxruntime import RapidOCR
 
             # No direction classifier: PDFium renders the page upright (its /Rotate
-            # applied), and the classifier turned whole upright lines of RFC 6455 upside
+            # applied), and the classifier turns whole upright lines of RFC 6455 upside
             # down, which then read as nothing (bench/ocr.py).
             self._engine = RapidOCR(
                 intra_op_num_threads=self.threads, inter_op_num_threads=1,
@@ -91,14 +98,14 @@ class RapidOcrReader:
             )
         return self._engine
 
-    def read(self, image: Any) -> list[RecognisedLine]:
+    def read(self, image: Image) -> list[RecognisedLine]:
         engine = self._load()
         recogniser = engine.text_rec
         original = recogniser.postprocess_op
 
-        def spaced(preds: Any, return_word_box: bool = False, **kwargs: Any) -> Any:
+        def spaced(preds: object, return_word_box: bool = False, **kwargs: object) -> list[tuple[str, float]]:
             results = original(preds, True, **kwargs)
-            out = []
+            out: list[tuple[str, float]] = []
             for item in results:
                 text, confidence = item[0], item[1]
                 if len(item) > 2 and item[2] and item[2][1]:
@@ -152,7 +159,7 @@ def spaced_text(chars: Sequence[str], columns: Sequence[int]) -> str:
     return out
 
 
-def render_page(pdf: Any, index: int, dpi: int | None = None) -> tuple[Any, float]:
+def render_page(pdf: pypdfium2.PdfDocument, index: int, dpi: int | None = None) -> tuple[Image, float]:
     """The page as an RGB array and the scale used (pixels per point); ``dpi``: default
     :data:`RENDER_DPI`."""
     page = pdf[index]

@@ -28,10 +28,13 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.types import DocStatus, ExtractedDocument
+
+if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +127,7 @@ def _worker_loop(connection: Connection, memory_mb: int | None) -> None:
 
 @dataclass
 class _Worker:
-    process: Any  # multiprocessing.Process from the spawn context
+    process: BaseProcess  # from the spawn (or given) context
     connection: Connection
     path: str | None = None
     deadline: float = 0.0
@@ -195,7 +198,7 @@ class ParsePool:
         self.timeout_s = timeout_s
         self.ocr = ocr  # read pages without a text layer, and garbled ones, with OCR
         self.memory_limit_mb = memory_limit_mb
-        self._context: Any = multiprocessing.get_context(start_method)
+        self._context: Any = multiprocessing.get_context(start_method)  # BaseContext declares no Process
         self._idle: list[_Worker] = []
 
     def __enter__(self) -> ParsePool:
@@ -260,14 +263,14 @@ class ParsePool:
         """Wait up to ``_POLL_S`` and hand out what finished, died or timed out."""
         now = time.monotonic()
         timeout = max(0.0, min(_POLL_S, min(w.deadline for w in busy) - now))
-        handles: list[Any] = [w.connection for w in busy] + [w.process.sentinel for w in busy]
+        handles: list[Connection | int] = [w.connection for w in busy] + [w.process.sentinel for w in busy]
         ready = set(wait(handles, timeout))
         now = time.monotonic()
         for worker in list(busy):
             path = worker.path or ""
             result: ExtractedDocument | None = None
             if worker.connection in ready or worker.process.sentinel in ready:
-                received: Any = None
+                received: object = None
                 try:
                     if worker.connection.poll():
                         received = worker.connection.recv()
@@ -286,6 +289,7 @@ class ParsePool:
                     logger.info("%s: %d pages to read by OCR; time limit now %.0f s",
                                 path, received.pages, worker.limit)
                     continue
+                assert received is None or isinstance(received, ExtractedDocument), received
                 result = received
                 if result is None:
                     worker.process.join(_STOP_GRACE_S)

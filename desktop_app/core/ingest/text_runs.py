@@ -19,9 +19,17 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from desktop_app.core.types import TextRun
+
+if TYPE_CHECKING:
+    from pypdf.generic import DictionaryObject, PdfObject
+
+    # What pypdf's extract_text hands its visitors: the operator's operands (numbers,
+    # names, strings, arrays) and the current and text matrices (six numbers each).
+    Operands = list[PdfObject]
+    Matrix = list[float]
 
 logger = logging.getLogger(__name__)
 
@@ -72,14 +80,14 @@ class FontMetrics:
         return data.decode("latin-1")
 
 
-def _is_unmapped(font_dict: Any) -> bool:
+def _is_unmapped(font_dict: DictionaryObject) -> bool:
     if font_dict.get("/Subtype") != "/Type0" or "/ToUnicode" in font_dict:
         return False
     encoding = font_dict.get("/Encoding")
     return not isinstance(encoding, str) or encoding in ("/Identity-H", "/Identity-V")
 
 
-def _load_metrics(font_dict: Any) -> FontMetrics:
+def _load_metrics(font_dict: DictionaryObject) -> FontMetrics:
     # pypdf's Font parses /Widths, /W, /DW and descriptors; it is not public API, so a
     # failure here only costs box precision (the caller falls back to defaults).
     from pypdf.generic._font import Font
@@ -107,9 +115,9 @@ class FontCache:
     """Metrics per font dictionary, shared by the pages of one document."""
 
     def __init__(self) -> None:
-        self._cache: dict[Any, FontMetrics] = {}
+        self._cache: dict[tuple[int, int] | int, FontMetrics] = {}  # by object number, or id()
 
-    def get(self, font_dict: Any) -> FontMetrics:
+    def get(self, font_dict: DictionaryObject | None) -> FontMetrics:
         if font_dict is None:
             return FontMetrics()
         ref = getattr(font_dict, "indirect_reference", None)
@@ -139,7 +147,7 @@ class PageCollector:
     ``page.extract_text`` as ``visitor_text``, ``visitor_operand_before`` and
     ``visitor_operand_after``."""
 
-    def __init__(self, fonts: FontCache, font_resources: Any, origin: tuple[float, float]) -> None:
+    def __init__(self, fonts: FontCache, font_resources: DictionaryObject | None, origin: tuple[float, float]) -> None:
         self.fonts = fonts
         self.font_resources = font_resources
         self.origin = origin
@@ -160,7 +168,7 @@ class PageCollector:
 
     # ---------------------------------------------------------------- operators
 
-    def on_operator(self, operator: Any, operands: Any, cm: Any, tm: Any) -> None:
+    def on_operator(self, operator: bytes, operands: Operands, cm: Matrix, tm: Matrix) -> None:
         """``visitor_operand_before``: glyphs shown by Tj and TJ belong to the text pypdf
         holds when it processes them (it may flush that text while processing)."""
         if operator in _MOVE:
@@ -173,7 +181,7 @@ class PageCollector:
         except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError):
             pass  # a malformed operator: pypdf copes; the box only gets less precise
 
-    def after_operator(self, operator: Any, operands: Any, cm: Any, tm: Any) -> None:
+    def after_operator(self, operator: bytes, operands: Operands, cm: Matrix, tm: Matrix) -> None:
         """``visitor_operand_after``: ' and " first move to the next line, and pypdf
         flushes the previous line then, so their glyphs are counted afterwards."""
         if operator not in (b"'", b'"'):
@@ -187,7 +195,7 @@ class PageCollector:
         except (TypeError, ValueError, IndexError, KeyError, AttributeError, OverflowError):
             pass
 
-    def _operator(self, op: bytes, operands: Any, cm: Any, tm: Any) -> None:
+    def _operator(self, op: bytes, operands: Operands, cm: Matrix, tm: Matrix) -> None:
         state = self.state
         if op in _SHOW:
             self._show(operands[0], cm, tm)
@@ -216,7 +224,7 @@ class PageCollector:
             advance += state.word_spacing * codes.count(" ")
         return advance * state.scale
 
-    def _show(self, items: Any, cm: Any, tm: Any) -> None:
+    def _show(self, items: PdfObject, cm: Matrix, tm: Matrix) -> None:
         state = self.state
         font = state.font
         spaces = "" if font.two_byte else " "
@@ -249,7 +257,8 @@ class PageCollector:
 
     # ---------------------------------------------------------------- text
 
-    def on_text(self, text: Any, cm: Any, tm: Any, font_dict: Any, font_size: Any) -> None:
+    def on_text(self, text: str, cm: Matrix, tm: Matrix, font_dict: DictionaryObject | None,
+                font_size: float) -> None:
         if not isinstance(text, str) or not text:
             return
         self.raw.append(text)

@@ -37,7 +37,7 @@ from desktop_app.core.types import LEGACY_NOT_CONFIRMED, Verdict
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2  # PRAGMA user_version of the answers file
+SCHEMA_VERSION = 3  # PRAGMA user_version of the answers file
 # Version 1's tables; _UPGRADES brings them to SCHEMA_VERSION.
 _SCHEMA = """
     CREATE TABLE IF NOT EXISTS answers (
@@ -82,10 +82,17 @@ def _not_confirmed(con: sqlite3.Connection) -> None:
                         [json.dumps(payload, ensure_ascii=False), answer_id])
 
 
+def _add_conversations(con: sqlite3.Connection) -> None:
+    """Version 3: each answer names its conversation (the first answer's id; '' before)."""
+    con.execute("ALTER TABLE answers ADD COLUMN conversation_id TEXT NOT NULL DEFAULT ''")
+    con.execute("CREATE INDEX IF NOT EXISTS answers_by_conversation ON answers (conversation_id, created_at)")
+
+
 # The steps from one version to the next, in order: a file at version v runs every step
 # above v up to SCHEMA_VERSION, in one transaction with the version it reaches.
 _UPGRADES: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _not_confirmed,
+    3: _add_conversations,
 }
 
 
@@ -209,33 +216,48 @@ class AnswerArchive:
 
     def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
                     status: str, payload: dict[str, Any], scope: Sequence[str] = (),
-                    created_at: str | None = None) -> None:
+                    created_at: str | None = None, conversation_id: str = "") -> None:
         """Keep an answer (one transaction); ``scope``: the files and folders it was asked
-        within (none: all)."""
+        within (none: all); ``conversation_id``: the first answer of its conversation (its
+        own id when it starts one)."""
         with self._writing("saving the answer") as con:
             con.execute(
                 "INSERT OR REPLACE INTO answers (answer_id, question, text, style, model_id, status,"
-                " created_at, payload, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " created_at, payload, scope, conversation_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [answer_id, question, text, style, model_id, status, created_at or now_text(),
-                 json.dumps(payload, ensure_ascii=False), _scope_json(scope)],
+                 json.dumps(payload, ensure_ascii=False), _scope_json(scope), conversation_id or answer_id],
             )
 
     def answers(self) -> list[dict[str, Any]]:
+        """Every saved answer, newest first, with the conversation it belongs to."""
         rows = self._rows(
-            "SELECT answer_id, question, status, created_at, model_id, scope FROM answers"
+            "SELECT answer_id, question, status, created_at, model_id, scope, conversation_id FROM answers"
             " ORDER BY created_at DESC"
         )
         return [
             {"answer_id": r[0], "question": r[1], "status": r[2], "created_at": str(r[3]), "model_id": r[4],
-             "scope": _scope_list(r[5])}
+             "scope": _scope_list(r[5]), "conversation_id": r[6] or r[0]}
             for r in rows
         ]
+
+    def conversation(self, conversation_id: str) -> list[dict[str, Any]]:
+        """The answers of a conversation, oldest first, without those asked again with their
+        "Searched for" edited (the later answer says which it ``replaces``; an answer saved
+        before conversations existed is a conversation of its own)."""
+        rows = self._rows(
+            "SELECT answer_id FROM answers WHERE conversation_id = ? OR (conversation_id = '' AND answer_id = ?)"
+            " ORDER BY created_at",
+            [conversation_id, conversation_id],
+        )
+        records = [record for record in (self.answer(str(r[0])) for r in rows) if record is not None]
+        replaced = {str(r["replaces"]) for r in records if r.get("replaces")}
+        return [r for r in records if r["answer_id"] not in replaced]
 
     def answer(self, answer_id: str) -> dict[str, Any] | None:
         """The answer with this id, or the newest whose id starts with it."""
         rows = self._rows(
-            "SELECT answer_id, question, text, style, model_id, status, created_at, payload, scope FROM answers"
-            " WHERE answer_id = ? OR substr(answer_id, 1, length(?)) = ? ORDER BY answer_id = ? DESC,"
+            "SELECT answer_id, question, text, style, model_id, status, created_at, payload, scope,"
+            " conversation_id FROM answers WHERE answer_id = ? OR substr(answer_id, 1, length(?)) = ? ORDER BY answer_id = ? DESC,"
             " created_at DESC LIMIT 1",
             [answer_id, answer_id, answer_id, answer_id],
         )
@@ -245,6 +267,7 @@ class AnswerArchive:
         return {
             "answer_id": r[0], "question": r[1], "text": r[2], "style": r[3], "model_id": r[4],
             "status": r[5], "created_at": str(r[6]), **json.loads(r[7]), "scope": _scope_list(r[8]),
+            "conversation_id": r[9] or r[0],
         }
 
     def delete_answer(self, answer_id: str) -> bool:
@@ -298,8 +321,10 @@ class AnswerRecords:
     archive: AnswerArchive
 
     def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
-                    status: str, payload: dict[str, Any], scope: Sequence[str] = ()) -> None:
-        self.archive.save_answer(answer_id, question, text, style, model_id, status, payload, scope)
+                    status: str, payload: dict[str, Any], scope: Sequence[str] = (),
+                    conversation_id: str = "") -> None:
+        self.archive.save_answer(answer_id, question, text, style, model_id, status, payload, scope,
+                                 conversation_id=conversation_id)
 
     def answers(self) -> list[dict[str, Any]]:
         return self.archive.answers()

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 
 class StoreConnection:
@@ -23,8 +26,8 @@ class StoreConnection:
     def adopt_vectors(self, model_id: str) -> int:  # pragma: no cover - LibraryVectors provides it
         raise NotImplementedError
 
-    def _cursor(self) -> Any:  # pragma: no cover - Store provides it
+    def _cursor(self) -> DuckDBPyConnection:  # pragma: no cover - Store provides it
         raise NotImplementedError
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:  # pragma: no cover
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:  # pragma: no cover
         raise NotImplementedError

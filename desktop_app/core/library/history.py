@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +139,8 @@ def audit_record(record: dict[str, Any]) -> dict[str, Any]:
         "answer_id": record["answer_id"],
         "created_at": record.get("created_at", ""),
         "question": record["question"],
+        "searched": record.get("searched") or record["question"],  # a follow-up as it was searched
+        "conversation_id": record.get("conversation_id") or record["answer_id"],
         "answer": text,
         "status": record.get("status", ""),
         "no_basis_reason": record.get("reason") or None,
@@ -202,6 +205,8 @@ def export_markdown(record: dict[str, Any]) -> str:
         pos = end
     out.append(text[pos:])
     lines = [f"# {record['question'].strip()}", ""]
+    if audit["searched"].strip() != record["question"].strip():
+        lines += [f"Searched for: {audit['searched'].strip()}", ""]
     if audit["scope"]:
         lines += ["Asked within: " + ", ".join(f"`{p}`" for p in audit["scope"]), ""]
     if record.get("status") == "no_basis" or audit["no_basis_reason"]:
@@ -243,3 +248,15 @@ def export_markdown(record: dict[str, Any]) -> str:
     lines.append(f"_Model: {audit['model_id'] or 'none'}; answer {audit['answer_id']}; "
                  f"{audit['created_at']}_")
     return "\n".join(lines) + "\n"
+
+
+def export_conversation(turns: list[dict[str, Any]], fmt: str = "markdown") -> str:
+    """A conversation's answers (oldest first): Markdown, one section a turn with its own
+    footnotes (numbered "turn.n" so that they stay apart), or a JSON list of audit records."""
+    if fmt == "json":
+        return json.dumps([audit_record(t) for t in turns], ensure_ascii=False, indent=2) + "\n"
+    parts = []
+    for number, turn in enumerate(turns, start=1):
+        text = re.sub(r"\[\^(\d+)\]", rf"[^{number}.\1]", export_markdown(turn))
+        parts.append(text.replace("# ", f"# {number}. ", 1) if text.startswith("# ") else text)
+    return "\n---\n\n".join(parts)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +210,7 @@ MIGRATIONS: list[tuple[int, str]] = [
 LATEST = MIGRATIONS[-1][0]
 
 
-def rollback(cur: Any) -> None:
+def rollback(cur: DuckDBPyConnection) -> None:
     """Roll back the cursor's transaction, if DuckDB has not already: after some failures
     (a full disk) it aborts the transaction itself, and a second ROLLBACK would raise
     "no transaction is active" over the error that matters."""
@@ -217,13 +220,13 @@ def rollback(cur: Any) -> None:
         logger.debug("rollback after a failed write: %s", "no transaction", exc_info=True)
 
 
-def current_version(con: Any) -> int:
+def current_version(con: DuckDBPyConnection) -> int:
     con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
     row = con.execute("SELECT max(version) FROM schema_version").fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
 
-def migrate(con: Any, before: Mapping[int, Callable[[Any], None]] | None = None) -> int:
+def migrate(con: DuckDBPyConnection, before: Mapping[int, Callable[[DuckDBPyConnection], None]] | None = None) -> int:
     """Apply the migrations the database lacks, each in its own transaction; ``before``
     (number -> step) runs a step of Python just before that migration (e.g. copying rows
     out of tables it drops; a step must be safe to run again: a crash may come between it

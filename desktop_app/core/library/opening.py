@@ -25,7 +25,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from desktop_app.core.errors import (
     KnownError,
@@ -36,6 +36,9 @@ from desktop_app.core.errors import (
     NotWritableError,
     io_error,
 )
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +105,15 @@ def _command_of(pid: int) -> str:
     return " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
 
 
-def read_owner(db_path: Path) -> dict[str, Any] | None:
+class OwnerRecord(TypedDict, total=False):
+    """The owner file: which process holds the library, since when, running what."""
+
+    pid: int
+    since: float
+    command: str
+
+
+def read_owner(db_path: Path) -> OwnerRecord | None:
     """The owner file's record if its process is still alive; a stale one is removed."""
     path = owner_path(db_path)
     try:
@@ -120,7 +131,8 @@ def read_owner(db_path: Path) -> dict[str, Any] | None:
         except OSError:
             pass
         return None
-    return dict(record)
+    owner: OwnerRecord = record
+    return owner
 
 
 def write_owner(db_path: Path) -> None:
@@ -213,7 +225,7 @@ def classify(exc: BaseException, db_path: Path, doing: str) -> KnownError | None
 TABLES = ("documents", "files", "pages", "chunks", "postings", "embeddings", "ocr_lines")
 
 
-def read_whole(con: Any) -> None:
+def read_whole(con: DuckDBPyConnection) -> None:
     """Read every row of every table of the index (raises DuckDB's error on damage)."""
     tables = {str(r[0]) for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
     for table in TABLES:
@@ -221,7 +233,7 @@ def read_whole(con: Any) -> None:
             con.execute(f"SELECT count(*), sum(hash(t)) FROM {table} t").fetchall()  # noqa: S608 - fixed names
 
 
-def connect(db_path: Path, read_only: bool = False) -> Any:
+def connect(db_path: Path, read_only: bool = False) -> DuckDBPyConnection:
     """Open the library's DuckDB file; every failure Folio knows becomes its KnownError."""
     import duckdb
 
@@ -241,7 +253,7 @@ def connect(db_path: Path, read_only: bool = False) -> Any:
         raise known from exc
 
 
-def connect_for_use(db_path: Path) -> tuple[Any, bool]:
+def connect_for_use(db_path: Path) -> tuple[DuckDBPyConnection, bool]:
     """Open the library to write it, or, when its disk or folder refuses writes (a
     read-only share, a permission), to read it: search and history still work then.
     Returns the connection and whether it is read-only."""

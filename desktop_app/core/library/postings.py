@@ -14,13 +14,17 @@ All functions take a DuckDB cursor inside the caller's transaction, except
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from desktop_app.core.library.migrations import POSTINGS_DDL, rollback
 from desktop_app.core.text import words as termlib
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from duckdb import DuckDBPyConnection
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +34,7 @@ COMPACT_MIN_ROWS = 200_000  # never re-sort for a tail smaller than this
 COMPACT_SHARE = 0.2  # re-sort when the unsorted tail exceeds this share of all rows
 
 
-def arrow_rows(chunk_terms: Iterable[tuple[int, Mapping[str, int]]]) -> Any:
+def arrow_rows(chunk_terms: Iterable[tuple[int, Mapping[str, int]]]) -> pa.Table:
     """The postings of ``(ckey, {term: tf})`` pairs as an Arrow table sorted by term_id."""
     import pyarrow as pa
 
@@ -56,7 +60,7 @@ def arrow_rows(chunk_terms: Iterable[tuple[int, Mapping[str, int]]]) -> Any:
     })
 
 
-def append(cur: Any, ckeys: Sequence[int], chunk_terms: Sequence[Mapping[str, int]]) -> int:
+def append(cur: DuckDBPyConnection, ckeys: Sequence[int], chunk_terms: Sequence[Mapping[str, int]]) -> int:
     """Append the postings of new chunks (unsorted tail); returns the rows written."""
     table = arrow_rows(zip(ckeys, chunk_terms, strict=True))
     if table.num_rows == 0:
@@ -70,7 +74,7 @@ def append(cur: Any, ckeys: Sequence[int], chunk_terms: Sequence[Mapping[str, in
     return int(table.num_rows)
 
 
-def replace_all(cur: Any, chunk_terms: Iterable[tuple[int, Mapping[str, int]]]) -> int:
+def replace_all(cur: DuckDBPyConnection, chunk_terms: Iterable[tuple[int, Mapping[str, int]]]) -> int:
     """Replace every posting, written sorted; returns the rows written."""
     import pyarrow as pa
 
@@ -94,12 +98,12 @@ def replace_all(cur: Any, chunk_terms: Iterable[tuple[int, Mapping[str, int]]]) 
     return int(table.num_rows)
 
 
-def _set_state(cur: Any, tokenizer: str, unsorted: int) -> None:
+def _set_state(cur: DuckDBPyConnection, tokenizer: str, unsorted: int) -> None:
     cur.execute("DELETE FROM bm25_state")
     cur.execute("INSERT INTO bm25_state VALUES (?, ?)", [tokenizer, unsorted])
 
 
-def state(cur: Any) -> tuple[str, int, int]:
+def state(cur: DuckDBPyConnection) -> tuple[str, int, int]:
     """(tokenizer version, unsorted tail rows, all rows)."""
     rows = cur.execute(
         "SELECT (SELECT max(tokenizer) FROM bm25_state), (SELECT coalesce(max(unsorted), 0)"
@@ -112,7 +116,7 @@ def needs_compaction(unsorted: int, total: int) -> bool:
     return unsorted > max(COMPACT_MIN_ROWS, COMPACT_SHARE * total)
 
 
-def compact(cur: Any) -> None:
+def compact(cur: DuckDBPyConnection) -> None:
     """Re-sort the whole table by term_id, in one transaction of plain deletes and
     inserts, so that a search running meanwhile keeps reading its snapshot."""
     cur.execute("BEGIN TRANSACTION")
@@ -128,7 +132,7 @@ def compact(cur: Any) -> None:
         raise
 
 
-def maybe_compact(cur: Any) -> bool:
+def maybe_compact(cur: DuckDBPyConnection) -> bool:
     _, unsorted, total = state(cur)
     if not needs_compaction(unsorted, total):
         return False
@@ -137,7 +141,7 @@ def maybe_compact(cur: Any) -> bool:
     return True
 
 
-def ensure_needed(cur: Any) -> bool:
+def ensure_needed(cur: DuckDBPyConnection) -> bool:
     """Whether the postings were made by another tokenizer version or in an older layout."""
     columns = {r[0] for r in cur.execute(
         "SELECT column_name FROM information_schema.columns WHERE table_name = 'postings'"
@@ -151,7 +155,7 @@ def ensure_needed(cur: Any) -> bool:
     return True
 
 
-def ensure_current(cur: Any, chunk_texts: Any) -> bool:
+def ensure_current(cur: DuckDBPyConnection, chunk_texts: Callable[[], Iterable[tuple[int, str]]]) -> bool:
     """Bring the postings up to this tokenizer; ``chunk_texts()`` yields (ckey, text).
 
     Rebuilds them from the chunk text when they were made by another tokenizer version

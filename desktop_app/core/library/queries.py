@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -42,7 +41,7 @@ class LibraryQueries(StoreConnection):
         """The best ``k`` chunks by BM25 over the weighted terms: (ckey, score, bit mask of
         the terms it holds: bit i = ``term_ids[i]``), best first; only among the chunks
         ``within`` when given."""
-        params: dict[str, Any] = {
+        params: dict[str, object] = {
             "ids": list(term_ids), "w": list(weights), "bit": [1 << i for i in range(len(term_ids))],
             "avgdl": avgdl, "k": k,
         }
@@ -74,7 +73,7 @@ class LibraryQueries(StoreConnection):
             return set()
         found = ", ".join(f"bool_or(contains(t, ${i + 1}))" for i in range(len(needles)))
         where = "" if within is None else f" AND c.ckey IN (SELECT unnest(${len(needles) + 1}::BIGINT[]))"
-        params: list[Any] = list(needles) + ([] if within is None else [list(map(int, within))])
+        params: list[object] = list(needles) + ([] if within is None else [list(map(int, within))])
         rows = self._query(
             f"SELECT {found} FROM (SELECT lower(c.text) AS t FROM chunks c"
             f" JOIN documents d ON d.doc_id = c.doc_id WHERE NOT d.superseded{where})",

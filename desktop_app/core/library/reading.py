@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from desktop_app.core.library.connection import StoreConnection
 from desktop_app.core.library.queries import scope_params
@@ -101,7 +100,7 @@ class LibraryReading(StoreConnection):
             " f.size, f.mtime, coalesce(d.ocr_pages, 0), coalesce(d.format, '')"
             " FROM files f LEFT JOIN documents d ON d.doc_id = f.doc_id"
         )
-        params: list[Any] = []
+        params: list[object] = []
         if folder:
             sql += " WHERE f.path LIKE ?"
             params.append(folder.rstrip("/") + "/%")
@@ -163,7 +162,7 @@ class LibraryReading(StoreConnection):
 
     def _blocks(self, doc_id: str, page: int | None = None) -> dict[int, tuple[TextBlock, ...]]:
         sql = "SELECT page, kind, level, char_start, char_end FROM blocks WHERE doc_id = ?"
-        params: list[Any] = [doc_id]
+        params: list[object] = [doc_id]
         if page is not None:
             sql += " AND page = ?"
             params.append(page)

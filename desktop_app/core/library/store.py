@@ -20,7 +20,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from desktop_app.core.library.reading import LibraryReading
 from desktop_app.core.library.vectors import LibraryVectors
 from desktop_app.core.types import Chunk, ExtractedDocument, FileRecord
 
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
+
 logger = logging.getLogger(__name__)
 
 
@@ -53,6 +56,12 @@ def top_folders(paths: Iterable[str]) -> list[str]:
     return tops
 
 
+class _ThreadCursor(threading.local):
+    """Each thread's own cursor on the library's connection (None until it asks)."""
+
+    cursor: DuckDBPyConnection | None = None
+
+
 class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
     def __init__(self, db_path: Path | str,
                  archive: AnswerArchive | Callable[[], AnswerArchive] | None = None) -> None:
@@ -63,16 +72,17 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         self.path = Path(db_path)
         self._own_archive = archive is None
         self._con, self.read_only = opening.connect_for_use(self.path)
+        opened: AnswerArchive | None = None  # the archive opened here, closed here on failure
         try:
             if archive is None:
-                self.archive = AnswerArchive(answers_path(self.path))
+                self.archive = opened = AnswerArchive(answers_path(self.path))
             else:
                 self.archive = archive if isinstance(archive, AnswerArchive) else archive()
             self._open()
         except BaseException as exc:
             self._con.close()
-            if self._own_archive and getattr(self, "archive", None) is not None:
-                self.archive.close()
+            if opened is not None:
+                opened.close()
             known = opening.classify(exc, self.path, "opening the library") if isinstance(exc, Exception) else None
             if known is None or known is exc:
                 raise
@@ -118,7 +128,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
             ])
         finally:
             setup.close()
-        self._local = threading.local()
+        self._local = _ThreadCursor()
         self._write_lock = threading.Lock()
         self._adopted_ids = set()
         # fetchall, not fetchone: a result left half-read keeps its transaction open, and
@@ -129,8 +139,8 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
 
     # ------------------------------------------------------------------ plumbing
 
-    def _cursor(self) -> Any:
-        cur = getattr(self._local, "cursor", None)
+    def _cursor(self) -> DuckDBPyConnection:
+        cur = self._local.cursor
         if cur is None:
             cur = self._con.cursor()
             self._local.cursor = cur
@@ -159,7 +169,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         if self._own_archive:
             self.archive.close()
 
-    def _copy_answers_out(self, con: Any) -> None:
+    def _copy_answers_out(self, con: DuckDBPyConnection) -> None:
         """Copy the saved answers, the judge's cache and the indexed folders of a library
         from before answers had their own file into :attr:`archive`, and check that every
         answer arrived, before the migration that drops them from the index runs. Safe to
@@ -184,9 +194,8 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         logger.info("%d saved answers and %d judge verdicts moved to %s", len(answers), len(judged),
                     self.archive.path)
 
-    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        rows: list[tuple[Any, ...]] = self._cursor().execute(sql, list(params)).fetchall()
-        return rows
+    def _query(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        return self._cursor().execute(sql, list(params)).fetchall()
 
     # ------------------------------------------------------------------ files and documents
 
@@ -259,7 +268,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
                 rollback(cur)
                 raise
 
-    def _retire_if_orphan(self, cur: Any, doc_id: str) -> None:
+    def _retire_if_orphan(self, cur: DuckDBPyConnection, doc_id: str) -> None:
         """Drop the derived rows of bytes that no live path holds any more.
 
         The documents row stays (superseded) so that old answers can say what they cited.
@@ -387,7 +396,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
             self.generation += 1
             postings.maybe_compact(cur)
 
-    def _insert_chunks(self, cur: Any, chunks: Sequence[Chunk], ckeys: Sequence[int],
+    def _insert_chunks(self, cur: DuckDBPyConnection, chunks: Sequence[Chunk], ckeys: Sequence[int],
                        chunk_terms: Sequence[dict[str, int]], vectors: np.ndarray | None,
                        model_id: str) -> None:
         """Write ``chunks`` (with their keys), their postings and their vectors, inside the

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from desktop_app.core.library.connection import StoreConnection
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 logger = logging.getLogger(__name__)
 
@@ -25,12 +28,13 @@ class LibraryVectors(StoreConnection):
         """Give ``model_id`` the vectors stored under another name of the same model file.
 
         An embedder's id is ``name:first 12 hex digits of its file's sha256``. Libraries built
-        before the built-in embedders were named by their manifest id stored MiniLM's vectors
-        as ``all-MiniLM-L6-v2-int8:8199be6f699a`` (the folder's name), now looked up as
-        ``all-minilm-l6-v2-int8:8199be6f699a``: the dense half of search then found no
-        vector, silently (bench/retrieval.py: FinanceBench held-out recall@5 0.82 -> 0.53),
-        and every document looked cut for another embedder. Same file, same vectors: the
-        old name is renamed, in the vectors and in ``documents.chunked_with``. Returns how
+        before the built-in embedders were named by their manifest id hold MiniLM's vectors
+        as ``all-MiniLM-L6-v2-int8:8199be6f699a`` (the folder's name), looked up as
+        ``all-minilm-l6-v2-int8:8199be6f699a``: without this the dense half of search finds
+        no vector, silently (bench/retrieval.py on such a library; docs/evaluation.md,
+        "Constants and their figures"), and every document looks cut for another embedder.
+        Same file, same vectors: the old name is renamed, in the vectors and in
+        ``documents.chunked_with``. Returns how
         many vectors were renamed (checked once per id and Store)."""
         name, _, digest = model_id.rpartition(":")
         if model_id in self._adopted_ids or not name or len(digest) < 12:
@@ -46,7 +50,9 @@ class LibraryVectors(StoreConnection):
             cur = self._cursor()
             cur.execute("BEGIN TRANSACTION")
             try:
-                renamed = int(cur.execute("SELECT count(*) FROM embeddings WHERE model_id = ?", [old]).fetchone()[0])
+                counted = cur.execute("SELECT count(*) FROM embeddings WHERE model_id = ?", [old]).fetchone()
+                assert counted is not None  # count(*) has one row
+                renamed = int(counted[0])
                 cur.execute("UPDATE embeddings SET model_id = ? WHERE model_id = ?", [model_id, old])
                 cur.execute("UPDATE documents SET chunked_with = split_part(chunked_with, ':', 1) || ':' || ?"
                             " WHERE chunked_with = split_part(chunked_with, ':', 1) || ':' || ?", [model_id, old])
@@ -59,7 +65,7 @@ class LibraryVectors(StoreConnection):
         logger.info("vectors of %s are now %s's (%d)", old, model_id, renamed)
         return renamed
 
-    def _insert_vectors(self, cur: Any, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
+    def _insert_vectors(self, cur: DuckDBPyConnection, ckeys: Sequence[int], vectors: np.ndarray, model_id: str) -> None:
         import pyarrow as pa
 
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)

@@ -22,7 +22,7 @@ import tempfile
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from desktop_app.core import paths
 from desktop_app.core.errors import KnownError, ModelMissingError
@@ -52,6 +52,9 @@ __all__ = [
     "embedder_spec", "install", "list_models", "load_manifest", "manifest_path",
     "open_embedder", "resolve_answer_model", "resolve_embedder", "select", "verify",
 ]
+
+if TYPE_CHECKING:
+    from desktop_app.core.models.embed import OnnxEmbedder
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +174,7 @@ def embedder_spec(choice: str, role: ModelRole = ModelRole.EMBEDDER) -> ModelSpe
     return next(s for s in load_manifest() if s.role is role and s.choice == choice)
 
 
-def open_embedder(choice: str = "default", **kwargs: Any) -> Any:
+def open_embedder(choice: str = "default", *, threads: int | None = None) -> OnnxEmbedder:
     """The embedder named in Settings ("default", "minilm" or a folder with model.onnx +
     tokenizer.json) as an OnnxEmbedder: a built-in one under its manifest id (the id its
     vectors are stored under), with its prefixes and languages."""
@@ -179,11 +182,10 @@ def open_embedder(choice: str = "default", **kwargs: Any) -> Any:
 
     model_path, tokenizer_path = resolve_embedder(choice)
     spec = embedder_spec(choice)
-    if spec is not None:
-        kwargs.setdefault("model_id", f"{spec.id}:{spec.sha256[:12]}")
-        kwargs.setdefault("prefixes", spec.prefixes)
-        kwargs.setdefault("multilingual", spec.multilingual)
-    return OnnxEmbedder(model_path, tokenizer_path, **kwargs)
+    if spec is None:
+        return OnnxEmbedder(model_path, tokenizer_path, threads=threads)
+    return OnnxEmbedder(model_path, tokenizer_path, threads=threads, model_id=f"{spec.id}:{spec.sha256[:12]}",
+                        prefixes=spec.prefixes, multilingual=spec.multilingual)
 
 
 def resolve_embedder(choice: str) -> tuple[Path, Path]:

@@ -19,7 +19,7 @@ package (imported lazily).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,15 +38,15 @@ class _Builder:
         from onnx import helper, numpy_helper
 
         self.helper, self.numpy_helper = helper, numpy_helper
-        self.nodes: list[Any] = []
-        self.initializers: list[Any] = []
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
         self._count = 0
 
     def const(self, name: str, array: np.ndarray) -> str:
         self.initializers.append(self.numpy_helper.from_array(np.ascontiguousarray(array), name))
         return name
 
-    def op(self, op_type: str, inputs: list[str], **attrs: Any) -> str:
+    def op(self, op_type: str, inputs: list[str], **attrs: object) -> str:
         self._count += 1
         out = f"{op_type.lower()}_{self._count}"
         self.nodes.append(self.helper.make_node(op_type, inputs, [out], name=out, **attrs))

@@ -21,9 +21,9 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.models import steer
@@ -32,7 +32,21 @@ from desktop_app.core.models.steer import SentenceMarkers, SourceChoice, TokenTa
 from desktop_app.core.stages import Deltas, Message
 from desktop_app.core.types import GenerationStats, Steering
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 logger = logging.getLogger(__name__)
+
+
+class _CompletionChoice(TypedDict):
+    text: str
+
+
+class CompletionChunk(TypedDict):
+    """One streamed chunk of llama-cpp-python's ``create_completion`` (the fields read here)."""
+
+    choices: list[_CompletionChoice]
 
 
 # Used when a GGUF carries no chat template (ChatML, which most small instruct models know).
@@ -49,12 +63,10 @@ REPEAT_PENALTY = 1.0
 # Prompt-lookup decoding (llama-cpp-python's LlamaPromptLookupDecoding): after each token the
 # draft proposes the tokens that followed the last two tokens' earlier occurrence in the
 # prompt, and one batched step checks them all. Answers copy names and figures from their
-# sources, so whole phrases are accepted. Measured with bench/lookup.py (tokens/s and the
-# same text at temperature 0).
-# On the small model, LlamaPromptLookupDecoding as it comes (n-grams down to one token, 10
-# draft tokens) proposed 410 tokens for a 61-token answer and 2 were accepted: decoding went
-# from 19 to 2.7 tokens/s. A one-token match is mostly chance, so the draft here needs the
-# last LOOKUP_MIN_NGRAM tokens to recur, and proposes fewer tokens.
+# sources, so whole phrases are accepted. A one-token match is mostly chance: its drafts are
+# rejected and each costs a batched step, so the draft needs the last LOOKUP_MIN_NGRAM tokens
+# to recur. Measured with bench/lookup.py (tokens/s, accepted drafts, and the same text at
+# temperature 0; figures in docs/evaluation.md, "Constants and their figures").
 LOOKUP_TOKENS = 10  # draft tokens proposed per step
 LOOKUP_NGRAM = 3  # the longest n-gram looked up
 LOOKUP_MIN_NGRAM = 2  # ... and the shortest
@@ -71,13 +83,13 @@ class _CountingLookup:
         self.min_ngram_size = min_ngram_size
         self.drafted = 0
         self.accepted = 0
-        self._pending: Any = None  # (position, proposed tokens) of the last draft
+        self._pending: tuple[int, npt.NDArray[np.intc]] | None = None  # (position, proposed tokens) of the last draft
 
     def reset(self) -> None:
         self.drafted = self.accepted = 0
         self._pending = None
 
-    def __call__(self, input_ids: Any, /, **kwargs: Any) -> Any:
+    def __call__(self, input_ids: npt.NDArray[np.intc], /, **kwargs: object) -> npt.NDArray[np.intc]:
         import numpy as np
 
         if self._pending is not None:
@@ -112,8 +124,8 @@ class _CountingLookup:
 
 
 # Prompt tokens evaluated between two cancellation checks: ~2.5 s on 1 thread with the 1.5B
-# model. Steps of 64 made its prompt 6% slower than llama.cpp's own 512 (19.3 vs 18.2 s for
-# 900 tokens); 128 cost nothing measurable (18.2 s).
+# model, the smallest step that reads a prompt as fast as llama.cpp's own 512-token batches
+# (bench/answer.py; docs/evaluation.md, "Constants and their figures").
 PREFILL_STEP = 128
 # Prompt heads (system prompt and worked examples, one per language) whose KV cache is kept
 # after priming, to be restored for a question in that language: 28 KiB a token for the 1.5B
@@ -206,7 +218,7 @@ class _Abort:
     the flag is checked between tokens instead (a Python call per graph node would cost
     ~3% of decode speed)."""
 
-    def __init__(self, llm: Any, flag: Callable[[], bool]) -> None:
+    def __init__(self, llm: object, flag: Callable[[], bool]) -> None:
         import llama_cpp
 
         self._ctx = getattr(getattr(llm, "_ctx", None), "ctx", None)
@@ -255,21 +267,21 @@ class LlamaGenerator:
                 # A draft's tokens are checked from their logits: one row per context position
                 # (allocated lazily; only the rows of the answer are written, see _prefill).
                 logits_all=self._draft is not None,
-                # Read, not mapped: llama.cpp repacks the weights for the CPU, and with mmap
-                # the file's pages stayed resident beside the repacked copy (1.5B model:
-                # 1,904 MiB resident mapped, 1,313 MiB read; same tokens/s, bench/rss.py).
+                # Read, not mapped: llama.cpp repacks the weights for the CPU, and a mapped
+                # file's pages stay resident beside the repacked copy at the same tokens/s
+                # (bench/rss.py; docs/evaluation.md, "Constants and their figures").
                 use_mmap=False,
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise KnownError(f"The answer model {path} could not be loaded ({exc}).",
                              "Is it a complete GGUF file? Reinstall it or pick another one.") from exc
         self.context_tokens = int(self._llm.n_ctx())
-        meta: dict[str, Any] = dict(getattr(self._llm, "metadata", {}) or {})
+        meta: dict[str, str] = dict(getattr(self._llm, "metadata", {}) or {})
         self._template = meta.get("tokenizer.chat_template") or _CHATML
         self.model_id = str(meta.get("general.name") or path.stem)
         self._bos = self._token_text(self._llm.token_bos())
         self._eos = self._token_text(self._llm.token_eos())
-        model: Any = getattr(self._llm, "_model", None)
+        model: object = getattr(self._llm, "_model", None)
         self._adds_bos = bool(model.add_bos_token()) if hasattr(model, "add_bos_token") else False
         self.last_stats: GenerationStats | None = None
         self._cached = 0
@@ -319,9 +331,7 @@ class LlamaGenerator:
     def close(self) -> None:
         """Free the model's memory now (the instance is unusable afterwards)."""
         self._heads.clear()
-        close = getattr(self._llm, "close", None)  # llama-cpp-python >= 0.2.80
-        if close is not None:
-            close()
+        self._llm.close()
 
     def render(self, messages: Sequence[Message]) -> str:
         return render_chat_template(self._template, messages, self._bos, self._eos)
@@ -351,7 +361,7 @@ class LlamaGenerator:
                 f"The question and its sources take {prompt_tokens} tokens; the model's window is {self.context_tokens}.",
                 "Ask with fewer sources per answer.",
             )
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, object] = {}
         if grammar:
             from llama_cpp import LlamaGrammar
 
@@ -576,7 +586,7 @@ class LlamaGenerator:
                              "Turn off the citation grammar (use_grammar) in Settings.")
         llama_cpp.llama_sampler_free(sampler)
 
-    def _drain(self, first: Any, iterator: Iterator[Any], should_cancel: Callable[[], bool],
+    def _drain(self, first: CompletionChunk | None, iterator: Generator[CompletionChunk, None, None], should_cancel: Callable[[], bool],
                prompt_tokens: int, started: float, first_at: float,
                setup: tuple[float, float]) -> Deltas:
         produced = 0
@@ -593,9 +603,7 @@ class LlamaGenerator:
                 if text:
                     yield text
         finally:
-            close = getattr(iterator, "close", None)
-            if close is not None:
-                close()
+            iterator.close()  # create_completion's generator: closing it ends the generation
             draft = self._draft
             self.last_stats = GenerationStats(prompt_tokens, produced, first_at - started,
                                               time.perf_counter() - started, self._cached,

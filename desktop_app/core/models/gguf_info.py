@@ -14,7 +14,7 @@ import logging
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from desktop_app.core.errors import KnownError
 
@@ -34,6 +34,10 @@ FILE_TYPES = {
     11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
     17: "Q5_K_M", 18: "Q6_K", 32: "BF16",
 }  # fmt: skip
+
+
+# A metadata value as read: a scalar, a string, or None for an array (skipped).
+MetadataValue = int | float | str | None
 
 
 class NotGgufError(KnownError):
@@ -110,9 +114,11 @@ class _Reader:
             raise self.fail("the header ends early")
         return data
 
-    def unpack(self, fmt: str) -> Any:
+    def unpack(self, fmt: str) -> int | float:
+        """One scalar of struct format ``fmt`` (bools are ints)."""
         fmt = self.order + fmt
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+        scalar: int | float = struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+        return scalar
 
     def count(self) -> int:
         return int(self.unpack("Q" if self.wide else "I"))
@@ -137,7 +143,7 @@ class _Reader:
         keys = self.count()
         if keys > _MAX_KEYS:
             raise self.fail("implausible number of metadata keys")
-        found: dict[str, Any] = {}
+        found: dict[str, MetadataValue] = {}
         for _ in range(keys):
             key = self.string()
             kind = int(self.unpack("I"))
@@ -165,7 +171,7 @@ class _Reader:
             file_type=FILE_TYPES.get(file_type, "") if isinstance(file_type, int) else "",
         )
 
-    def value(self, kind: int, keep: bool) -> Any:
+    def value(self, kind: int, keep: bool) -> MetadataValue:
         if kind in _SCALARS:
             return self.unpack(_SCALARS[kind])
         if kind == _STRING:

@@ -15,7 +15,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TypedDict
 
 from desktop_app.core.errors import Cancelled, KnownError, ModelMissingError
 from desktop_app.core.models.install import open_member
@@ -37,7 +37,17 @@ _VERIFIED_FILE = ".verified.json"
 _DISK_MARGIN = 200 << 20
 
 
-def model_status(spec: ModelSpec, models_dir: Path, record: dict[str, Any]) -> InstalledModel:
+class VerifiedEntry(TypedDict, total=False):
+    """One file's record in ``.verified.json``: what its sha256 check saw."""
+
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
+VerifiedRecord = dict[str, VerifiedEntry]  # relpath -> its last passed check
+
+def model_status(spec: ModelSpec, models_dir: Path, record: VerifiedRecord) -> InstalledModel:
     """Whether ``spec``'s file is in place with its size, and verified by ``record``."""
     path = spec.path(models_dir)
     try:
@@ -63,13 +73,16 @@ def model_status(spec: ModelSpec, models_dir: Path, record: dict[str, Any]) -> I
     )
 
 
-def read_verified(models_dir: Path) -> dict[str, Any]:
+def read_verified(models_dir: Path) -> VerifiedRecord:
     """The record of sha256 checks (relpath -> sha256, size, mtime_ns); {} when unreadable."""
     try:
-        data = json.loads((models_dir / _VERIFIED_FILE).read_text(encoding="utf-8"))
+        data: object = json.loads((models_dir / _VERIFIED_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    record: VerifiedRecord = data
+    return record
 
 
 def write_verified(models_dir: Path, spec: ModelSpec, path: Path, ok: bool) -> None:
@@ -109,14 +122,16 @@ class InstallJob:
                 InstallProgress(step, self.spec.id, done, self.spec.size, models_done, self.total)
             )
 
-    def stream(self, source: IO[bytes], step: InstallStep, done: int, sinks: list[Any]) -> int:
-        """Feed ``source`` to every sink (``write``/``update``); returns the bytes done so far.
+    def stream(self, source: IO[bytes], step: InstallStep, done: int,
+               sinks: Sequence[Callable[[bytes], object]]) -> int:
+        """Feed ``source`` to every sink (a file's ``write``, a hash's ``update``); returns the
+        bytes done so far.
         Stops early once past the expected size, so a wrong part cannot fill the disk."""
         while chunk := source.read(_READ_SIZE):
             if self.should_cancel is not None and self.should_cancel():
                 raise Cancelled()
             for sink in sinks:
-                (sink.update if hasattr(sink, "update") else sink.write)(chunk)
+                sink(chunk)
             done += len(chunk)
             if done > self.spec.size:
                 break
@@ -133,7 +148,7 @@ class InstallJob:
             return True
         digest = hashlib.sha256()
         with status.path.open("rb") as handle:
-            self.stream(handle, InstallStep.CHECK, 0, [digest])
+            self.stream(handle, InstallStep.CHECK, 0, [digest.update])
         ok = digest.hexdigest() == self.spec.sha256
         write_verified(self.models_dir, self.spec, status.path, ok)
         if not ok:
@@ -144,7 +159,7 @@ class InstallJob:
         """Raise unless the converter's output ``path`` has the pinned size and sha256."""
         digest = hashlib.sha256()
         with path.open("rb") as handle:
-            done = self.stream(handle, InstallStep.CHECK, 0, [digest])
+            done = self.stream(handle, InstallStep.CHECK, 0, [digest.update])
         actual = digest.hexdigest()
         if done != self.spec.size or actual != self.spec.sha256:
             raise ModelMissingError(
@@ -167,7 +182,7 @@ class InstallJob:
             with partial.open("wb") as out:
                 for part in spec.parts:
                     with open_member(part, scratch) as source:
-                        done = self.stream(source, InstallStep.ASSEMBLE, done, [out, digest])
+                        done = self.stream(source, InstallStep.ASSEMBLE, done, [out.write, digest.update])
                     if done > spec.size:
                         break
                 out.flush()

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.models.generate import REPEAT_PENALTY, TOP_P
@@ -51,7 +51,7 @@ from desktop_app.core.models.server_http import (
     transport_error,
 )
 from desktop_app.core.stages import Deltas, Message
-from desktop_app.core.types import GenerationStats, Steering
+from desktop_app.core.types import GenerationStats, JsonObject, Steering
 
 if TYPE_CHECKING:
     import httpx
@@ -65,14 +65,70 @@ RETRIES = 3  # attempts before the first token
 BACKOFF_S = 0.5  # doubled after each failed attempt
 _COUNT_CACHE = 256
 
+_T = TypeVar("_T")
+
+
+# What the reader thread tells the caller's thread, one event per chunk or failure.
+
+
+@dataclass(frozen=True)
+class _Delta:
+    text: str
+
+
+@dataclass(frozen=True)
+class _Usage:
+    fields: JsonObject  # the chunk's "usage": prompt_tokens, completion_tokens
+
+
+@dataclass(frozen=True)
+class _Done:
+    reason: str  # the finish_reason
+
+
+@dataclass(frozen=True)
+class _Status:  # an HTTP error status
+    code: int
+    body: str
+
+
+@dataclass(frozen=True)
+class _Transport:  # a failure below HTTP
+    error: Exception
+
+
+@dataclass(frozen=True)
+class _Broken:  # a stream that is not a chat completion, or stops early
+    why: str
+
+
+@dataclass(frozen=True)
+class _Bug:  # not the server's doing: raised on the caller's thread
+    error: Exception
+
+
+@dataclass(frozen=True)
+class _Stopped:  # the caller's should_cancel() turned true
+    pass
+
+
+@dataclass(frozen=True)
+class _Silent:  # nothing came for this long
+    seconds: float
+
+
+_Event = _Delta | _Usage | _Done | _Status | _Transport | _Broken | _Bug
+# What the caller's wait ends with (usage is folded in on the way).
+_Outcome = _Delta | _Done | _Status | _Transport | _Broken | _Bug | _Stopped | _Silent
+
 
 @dataclass
 class _Exchange:
     """One streamed request: the reader thread's queue, its cancel flag and its response."""
 
-    events: queue.Queue[tuple[str, Any]] = field(default_factory=queue.Queue)
+    events: queue.Queue[_Event] = field(default_factory=queue.Queue)
     stop: threading.Event = field(default_factory=threading.Event)
-    response: Any = None
+    response: httpx.Response | None = None
 
     def close(self) -> None:
         """Stop the reader: flag it, and shut the socket down so a blocked read returns
@@ -86,11 +142,10 @@ class _Exchange:
                 sock.shutdown(socket.SHUT_RDWR)
 
 
-def _read_stream(client: httpx.Client, url: str, body: dict[str, Any], exchange: _Exchange,
+def _read_stream(client: httpx.Client, url: str, body: JsonObject, exchange: _Exchange,
                  read_timeout_s: float) -> None:
-    """The reader thread: POST, then one event per chunk: ("delta", text), ("usage",
-    dict), ("done", reason); or ("status", (code, body)), ("transport", exc), ("broken",
-    why) when the server fails or stops early."""
+    """The reader thread: POST, then one event per chunk: _Delta, _Usage, _Done; or
+    _Status, _Transport, _Broken when the server fails or stops early."""
     import httpx
 
     put = exchange.events.put
@@ -100,7 +155,7 @@ def _read_stream(client: httpx.Client, url: str, body: dict[str, Any], exchange:
             if exchange.stop.is_set():
                 return
             if response.status_code != 200:
-                put(("status", (response.status_code, response.read().decode("utf-8", "replace")[:4000])))
+                put(_Status(response.status_code, response.read().decode("utf-8", "replace")[:4000]))
                 return
             if "text/event-stream" not in response.headers.get("content-type", ""):
                 _read_whole(response, put)
@@ -113,39 +168,39 @@ def _read_stream(client: httpx.Client, url: str, body: dict[str, Any], exchange:
                     continue  # blank separators, ": ping" comments, "event:" names
                 data = line[5:].strip()
                 if data == "[DONE]":
-                    put(("done", finished or "stop"))
+                    put(_Done(finished or "stop"))
                     return
                 try:
                     chunk = json.loads(data)
                 except ValueError:
-                    put(("broken", f"a chunk that is not JSON: {data[:80]!r}"))
+                    put(_Broken(f"a chunk that is not JSON: {data[:80]!r}"))
                     return
                 if not isinstance(chunk, dict):
                     continue
                 if chunk.get("error"):
                     error = chunk["error"]
-                    put(("broken", str(error.get("message", error) if isinstance(error, dict) else error)))
+                    put(_Broken(str(error.get("message", error) if isinstance(error, dict) else error)))
                     return
                 if isinstance(chunk.get("usage"), dict):
-                    put(("usage", chunk["usage"]))
+                    put(_Usage(chunk["usage"]))
                 for choice in (chunk.get("choices") or [])[:1]:
                     delta = choice.get("delta") or {}
                     content = delta.get("content") if isinstance(delta, dict) else None
                     if content:
-                        put(("delta", str(content)))
+                        put(_Delta(str(content)))
                     finished = choice.get("finish_reason") or finished
             if finished:  # a server that ends without [DONE]
-                put(("done", finished))
+                put(_Done(finished))
             else:
-                put(("broken", "the stream ended before the answer did"))
+                put(_Broken("the stream ended before the answer did"))
     except httpx.HTTPError as exc:
         if not exchange.stop.is_set():
-            put(("transport", exc))
+            put(_Transport(exc))
     except Exception as exc:  # a bug: handed to the caller, which raises it
-        put(("bug", exc))
+        put(_Bug(exc))
 
 
-def _read_whole(response: Any, put: Callable[[tuple[str, Any]], None]) -> None:
+def _read_whole(response: httpx.Response, put: Callable[[_Event], None]) -> None:
     """A server that ignored ``stream`` and sent one JSON answer: one delta."""
     try:
         data = json.loads(response.read())
@@ -153,13 +208,13 @@ def _read_whole(response: Any, put: Callable[[tuple[str, Any]], None]) -> None:
         content = (choice.get("message") or {}).get("content") or choice.get("text") or ""
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         kind = response.headers.get("content-type", "?").split(";")[0]
-        put(("broken", f"it answered with {kind}, not a chat completion (is it OpenAI-compatible?)"))
+        put(_Broken(f"it answered with {kind}, not a chat completion (is it OpenAI-compatible?)"))
         return
     if isinstance(data.get("usage"), dict):
-        put(("usage", data["usage"]))
+        put(_Usage(data["usage"]))
     if content:
-        put(("delta", str(content)))
-    put(("done", choice.get("finish_reason") or "stop"))
+        put(_Delta(str(content)))
+    put(_Done(choice.get("finish_reason") or "stop"))
 
 
 def _empty() -> Deltas:
@@ -214,7 +269,7 @@ class ServerGenerator:
                     self.address.base, self.model, self.context_tokens,
                     "the server's" if reported else "the settings'", self.tokenizer.describe)
 
-    def _with_retries(self, call: Callable[[], Any]) -> Any:
+    def _with_retries(self, call: Callable[[], _T]) -> _T:
         """``call`` again after a refused connection or a busy server, with backoff."""
         for attempt in range(self.retries):
             try:
@@ -288,12 +343,12 @@ class ServerGenerator:
                 f"The question and its sources take about {prompt_tokens} tokens; the server's window is {self.context_tokens}.",
                 "Ask with fewer sources per answer.",
             )
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": self.model, "messages": [dict(m) for m in messages], "stream": True,
             "max_tokens": min(max_tokens, room), "temperature": temperature, "top_p": TOP_P,
             "seed": self.seed, "stream_options": {"include_usage": True},
         }
-        llama_fields: dict[str, Any] = {"repeat_penalty": REPEAT_PENALTY, "cache_prompt": True}
+        llama_fields: JsonObject = {"repeat_penalty": REPEAT_PENALTY, "cache_prompt": True}
         if grammar:
             llama_fields["grammar"] = grammar
         started = time.perf_counter()
@@ -301,37 +356,37 @@ class ServerGenerator:
         while True:
             sent_llama = self.llama_fields
             exchange = self._open(body | llama_fields if sent_llama else body)
-            usage: dict[str, Any] = {}
-            kind, value = self._next(exchange, should_cancel, self.first_token_timeout_s, usage)
-            if kind == "delta":
+            usage: JsonObject = {}
+            outcome = self._next(exchange, should_cancel, self.first_token_timeout_s, usage)
+            if isinstance(outcome, _Delta):
                 break
             exchange.close()
-            if kind == "cancelled":
+            if isinstance(outcome, _Stopped):
                 self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started)
                 return _cancelled()
-            if kind == "done":  # an empty answer
+            if isinstance(outcome, _Done):  # an empty answer
                 self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started)
                 return _empty()
-            if kind == "status" and value[0] in (400, 422) and sent_llama:
+            if isinstance(outcome, _Status) and outcome.code in (400, 422) and sent_llama:
                 logger.warning("the model server refused llama.cpp's fields (%d); asking without them:"
-                               " no citation grammar", value[0])
+                               " no citation grammar", outcome.code)
                 self.llama_fields = False
                 continue
-            error = self._error(kind, value, before_first=True)
-            if attempt + 1 < self.retries and _may_pass(error, kind, value):
+            error = self._error(outcome, before_first=True)
+            if attempt + 1 < self.retries and _may_pass(error, outcome):
                 logger.info("model server attempt %d failed (%s); trying again", attempt + 1, error.message)
                 if not self._sleep(self.backoff_s * 2**attempt, should_cancel):
                     return _cancelled()
                 attempt += 1
                 continue
-            if kind == "status" and value[0] in (400, 422) and not sent_llama:
+            if isinstance(outcome, _Status) and outcome.code in (400, 422) and not sent_llama:
                 self.llama_fields = True  # the plain request failed too: the fields were not the cause
             raise error
-        return self._drain(exchange, value, should_cancel, prompt_tokens, started, usage)
+        return self._drain(exchange, outcome.text, should_cancel, prompt_tokens, started, usage)
 
     # -- the exchange
 
-    def _open(self, body: dict[str, Any]) -> _Exchange:
+    def _open(self, body: JsonObject) -> _Exchange:
         exchange = _Exchange()
         reader = threading.Thread(target=_read_stream, name="folio-server-stream", daemon=True,
                                   args=(self._client, f"{self.address.base}/chat/completions", body, exchange,
@@ -340,63 +395,64 @@ class ServerGenerator:
         return exchange
 
     def _next(self, exchange: _Exchange, should_cancel: Callable[[], bool], timeout_s: float,
-              usage: dict[str, Any]) -> tuple[str, Any]:
-        """The reader's next event (usage is folded into ``usage``), ("cancelled", None)
-        when ``should_cancel()`` turns true, ("timeout", seconds) when none comes in time."""
+              usage: JsonObject) -> _Outcome:
+        """The reader's next event (usage is folded into ``usage``), _Stopped when
+        ``should_cancel()`` turns true, _Silent when none comes in time."""
         deadline = time.monotonic() + timeout_s
         while True:
             if should_cancel():
-                return "cancelled", None
+                return _Stopped()
             try:
-                kind, value = exchange.events.get(timeout=_POLL_S)
+                event = exchange.events.get(timeout=_POLL_S)
             except queue.Empty:
                 if time.monotonic() > deadline:
-                    return "timeout", timeout_s
+                    return _Silent(timeout_s)
                 continue
-            if kind == "usage":
-                usage.update(value)
+            if isinstance(event, _Usage):
+                usage.update(event.fields)
                 continue
-            return kind, value
+            return event
 
     def _drain(self, exchange: _Exchange, first: str, should_cancel: Callable[[], bool], prompt_tokens: int,
-               started: float, usage: dict[str, Any]) -> Deltas:
+               started: float, usage: JsonObject) -> Deltas:
         first_at = time.perf_counter()
         deltas = 1
         try:
             yield first
             while True:
-                kind, value = self._next(exchange, should_cancel, self.chunk_timeout_s, usage)
-                if kind == "delta":
+                outcome = self._next(exchange, should_cancel, self.chunk_timeout_s, usage)
+                if isinstance(outcome, _Delta):
                     deltas += 1
-                    yield value
+                    yield outcome.text
                     continue
                 self.last_stats = GenerationStats(
-                    int(usage.get("prompt_tokens") or prompt_tokens),
-                    int(usage.get("completion_tokens") or deltas),
+                    _count(usage.get("prompt_tokens")) or prompt_tokens,
+                    _count(usage.get("completion_tokens")) or deltas,
                     first_at - started, time.perf_counter() - started,
                 )
-                if kind == "done":
+                if isinstance(outcome, _Done):
                     return
-                if kind == "cancelled":
+                if isinstance(outcome, _Stopped):
                     raise Cancelled()
-                raise self._error(kind, value, before_first=False)
+                raise self._error(outcome, before_first=False)
         finally:
             exchange.close()
 
-    def _error(self, kind: str, value: Any, *, before_first: bool) -> KnownError:
+    def _error(self, outcome: _Status | _Transport | _Broken | _Bug | _Silent, *,
+               before_first: bool) -> KnownError:
         where = self.address.netloc
-        if kind == "bug":
-            raise value  # not the server's doing: a bug, logged with its traceback upstream
-        if kind == "status":
-            return status_error(value[0], value[1], self.address, key_given=self._key_given, model=self.model)
-        if kind == "transport":
-            error = transport_error(value, self.address)
-        elif kind == "timeout":
+        if isinstance(outcome, _Bug):
+            raise outcome.error  # not the server's doing: a bug, logged with its traceback upstream
+        if isinstance(outcome, _Status):
+            return status_error(outcome.code, outcome.body, self.address, key_given=self._key_given, model=self.model)
+        if isinstance(outcome, _Transport):
+            error = transport_error(outcome.error, self.address)
+        elif isinstance(outcome, _Silent):
             what = "the first word of the answer" if before_first else "the next part of the answer"
-            error = KnownError(f"The model server at {where} sent nothing for {value:.0f} s, waiting for {what}.",
+            error = KnownError(f"The model server at {where} sent nothing for {outcome.seconds:.0f} s, waiting for {what}.",
                                "Is it overloaded? Ask again, or ask with fewer sources.")
         else:  # broken
-            error = KnownError(f"The model server at {where} sent a broken answer: {value}.",
+            error = KnownError(f"The model server at {where} sent a broken answer: {outcome.why}.",
                                "Check that the URL names an OpenAI-compatible server." if before_first else "Ask again.")
         if before_first:
             return error
@@ -416,13 +472,18 @@ class ServerGenerator:
         return not should_cancel()
 
 
-def _may_pass(error: KnownError, kind: str = "", value: Any = None) -> bool:
+def _may_pass(error: KnownError, outcome: _Outcome | None = None) -> bool:
     """Whether a failure before the first token is worth another attempt: the server
     restarting or busy, a connection cut while it read the prompt. Never a wrong key,
     model or URL."""
-    if kind == "status":
-        return int(value[0]) in RETRY_STATUSES
-    if kind in ("timeout", "broken"):
+    if isinstance(outcome, _Status):
+        return outcome.code in RETRY_STATUSES
+    if isinstance(outcome, _Silent | _Broken):
         return False
     text = error.message
     return any(w in text for w in ("Connection refused", "closed the connection", "is busy", "timed out (connecting)"))
+
+
+def _count(value: object) -> int:
+    """A token count the server reported in "usage"; 0 when absent or not a number."""
+    return int(value) if isinstance(value, int | float | str) and str(value).strip() else 0

@@ -14,11 +14,12 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.settings import normalize_server_url
 from desktop_app.core.text.words import CJK_CHAR
+from desktop_app.core.types import JsonObject
 
 if TYPE_CHECKING:
     import httpx
@@ -89,7 +90,7 @@ def error_message(body: str) -> str:
     import json
 
     try:
-        data: Any = json.loads(body)
+        data: object = json.loads(body)
     except ValueError:
         return " ".join(body.split())[:200]
     if isinstance(data, dict):
@@ -203,7 +204,7 @@ def server_context(client: httpx.Client, address: ServerAddress) -> int | None:
     return _int_or_none(found if found is not None else data.get("n_ctx"))
 
 
-def _int_or_none(value: Any) -> int | None:
+def _int_or_none(value: object) -> int | None:
     return int(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
@@ -236,7 +237,7 @@ class Tokenizer:
 
     def count(self, client: httpx.Client, text: str, model: str) -> int:
         """Tokens in ``text``; raises httpx.HTTPError, ValueError or KeyError if the server fails."""
-        body: dict[str, Any] = {self.field: text, "model": model}
+        body: JsonObject = {self.field: text, "model": model}
         if self.field == "content":
             body.update(prompt=text, add_special=False, add_special_tokens=False)
         response = client.post(self.url, json=body)

@@ -2,11 +2,9 @@
 source marker, and a marker's number leans to the source that states its sentence. Qt-free,
 no asyncio.
 
-The default 1.5B model cites English sentences as asked (95% of the factual held-out
-sentences carried a valid marker), but in Chinese it often ends a sentence at "。" with no
-marker, or piles every marker at the end of the paragraph: 73% (30 of 41 on the 33 held-out
-answerable questions; steered, 52 of 53). An unmarked sentence cannot be checked against a
-passage, and a reader cannot click it.
+The default 1.5B model cites English sentences as asked, but in Chinese it often ends a
+sentence at "。" with no marker, or piles every marker at the end of the paragraph. An
+unmarked sentence cannot be checked against a passage, and a reader cannot click it.
 
 :class:`SentenceMarkers` is a llama.cpp logits processor. When the model's most likely next
 token ends a Chinese sentence (a token holding "。", "！" or "？") and the sentence written so
@@ -19,30 +17,34 @@ sits inside numbers ("3.14") and abbreviations, so it does not reliably end a se
 bench/gate.py answers measures it (factual sentences with a valid marker, per language).
 
 :class:`SourceChoice` acts on the number inside the marker, in every language. The model
-often cites a source lower in the list although the first one states what it wrote: on the
-tuning half the first source held the answer for 69 of 86 answerable questions, yet the
-model's markers named a page that holds it 136 times of 180. At the step after "[", when
-the sentence has no marker yet, each source's number is raised by the share of the
-sentence's terms that source's evidence holds (:data:`SUPPORT_WEIGHT` a unit of coverage)
-and lowered by its place in the retrieval order (:data:`RANK_PENALTY` a place); a clear
-preference of the model still wins. The weights were chosen on the tuning half by replaying
-the model's recorded choices (148 of 180 markers on an answer page instead of 136; of the
-26 it moved, 16 went to a source holding more of their sentence, 4 to one holding less),
-then run for real on the same half (bench/gate.py answers, against the number left to the model):
-citations on an answer page 63 of 108 → 65 of 93 (English 17/35 → 18/28, German 22/38 →
-20/31, Chinese 24/35 → 27/34). The held-out figures are in the README.
+often cites a source lower in the list although the first one states what it wrote. At the
+step after "[", when the sentence has no marker yet, each source's number is raised by the
+share of the sentence's terms that source's evidence holds (:data:`SUPPORT_WEIGHT` a unit of
+coverage) and lowered by its place in the retrieval order (:data:`RANK_PENALTY` a place); a
+clear preference of the model still wins. The weights are chosen on the tuning half by
+replaying the model's recorded choices, then checked by running it (bench/gate.py answers,
+against the number left to the model). Both processors' figures, tuning and held-out, are in
+docs/evaluation.md ("Steering").
 """
-
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.markers import find_markers
 from desktop_app.core.text.sentences import split_sentences
 from desktop_app.core.types import Steering
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    # What llama-cpp-python hands a logits processor: the tokens so far (prompt and
+    # answer), and the next token's logits, which the processor returns changed.
+    TokenIds = npt.NDArray[np.intc] | Sequence[int]
+    Logits = npt.NDArray[np.single]
 
 CJK_TERMINATORS = "。！？"
 MIN_SENTENCE_CHARS = 6  # shorter runs ("是。") are not worth a marker
@@ -52,6 +54,14 @@ OPENERS = ("[", "［", "【")
 SUPPORT_WEIGHT = 3.0
 RANK_PENALTY = 1.0
 _MARKER = re.compile(r"[\[【［][^\[\]【】［］\s]{1,12}[\]】］]")  # [1], [abc1234], 【1】, ［1］
+
+
+class Detokenizer(Protocol):
+    """What the table reads from a ``llama_cpp.Llama``."""
+
+    def n_vocab(self) -> int: ...
+
+    def detokenize(self, tokens: list[int]) -> bytes: ...
 
 
 class TokenTable:
@@ -73,7 +83,7 @@ class TokenTable:
         self.terminator_set = frozenset(self.terminators)
 
     @classmethod
-    def of(cls, llm: Any) -> TokenTable:
+    def of(cls, llm: Detokenizer) -> TokenTable:
         """The table of a ``llama_cpp.Llama`` (0.33 s for Qwen2.5's 151k pieces)."""
         return cls([llm.detokenize([token]) for token in range(llm.n_vocab())])
 
@@ -88,7 +98,7 @@ class Written:
         self._written = bytearray()
         self._seen = 0
 
-    def text(self, input_ids: Sequence[int]) -> str:
+    def text(self, input_ids: TokenIds) -> str:
         generated = input_ids[self.prompt_tokens:]
         for token in generated[self._seen:]:
             self._written += self.table.pieces[int(token)]
@@ -106,7 +116,7 @@ class SentenceMarkers:
         self.written = written or Written(table, prompt_tokens)
         self.forced = 0  # markers this processor opened
 
-    def text(self, input_ids: Sequence[int]) -> str:
+    def text(self, input_ids: TokenIds) -> str:
         """What the model has written so far (``input_ids`` holds prompt and answer)."""
         return self.written.text(input_ids)
 
@@ -120,7 +130,7 @@ class SentenceMarkers:
             return False
         return len("".join(sentence.split())) >= MIN_SENTENCE_CHARS
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: TokenIds, scores: Logits) -> Logits:
         table = self.table
         if not table.terminators or not table.brackets:
             return scores
@@ -159,7 +169,7 @@ class SourceChoice:
         self.weighed = 0  # markers whose number this processor weighed
         self.moved = 0  # of them, those whose likeliest number it changed
 
-    def __call__(self, input_ids: Any, scores: Any) -> Any:
+    def __call__(self, input_ids: TokenIds, scores: Logits) -> Logits:
         if not self.sources or len(input_ids) <= self.written.prompt_tokens:
             return scores
         if not self.table.pieces[int(input_ids[-1])].rstrip().endswith(self.openers):

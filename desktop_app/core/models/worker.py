@@ -30,13 +30,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.models.generate import Vocabulary, render_chat_template
 from desktop_app.core.models.speed import SpeedMeter
 from desktop_app.core.stages import Deltas, Message
 from desktop_app.core.types import GenerationStats, Steering
+
+if TYPE_CHECKING:
+    from multiprocessing.context import SpawnProcess
+
+    from desktop_app.core.models.generate import LlamaGenerator
 
 logger = logging.getLogger(__name__)
 
@@ -129,9 +134,14 @@ class Ready:
     eos: str
 
 
+# What a request's Ok carries: a count (Count, Prime), the prompt's tokens (PromptTokens),
+# a log probability (ReplyLogprob), or nothing (CheckGrammar).
+OkValue = int | float | list[int] | None
+
+
 @dataclass(frozen=True)
 class Ok:
-    value: Any
+    value: OkValue
 
 
 @dataclass(frozen=True)
@@ -166,7 +176,7 @@ Reply = Ready | Ok | Failed | Stopped | Streaming | Delta | Done
 # ---------------------------------------------------------------------------- the worker
 
 
-def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: int,
+def _worker_main(connection: Connection, flag: ctypes.c_int, path: str, context_tokens: int,
                  threads: int | None, seed: int, prompt_lookup: int = 0,
                  batch_threads: int | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle
@@ -206,7 +216,7 @@ def _worker_main(connection: Connection, flag: Any, path: str, context_tokens: i
             return
 
 
-def _serve(connection: Connection, generator: Any, request: Request, cancelled: Callable[[], bool]) -> None:
+def _serve(connection: Connection, generator: LlamaGenerator, request: Request, cancelled: Callable[[], bool]) -> None:
     match request:
         case Count(text):
             connection.send(Ok(generator.count_tokens(text)))
@@ -223,7 +233,7 @@ def _serve(connection: Connection, generator: Any, request: Request, cancelled: 
             _serve_stream(connection, generator, request, cancelled)
 
 
-def _serve_stream(connection: Connection, generator: Any, request: Stream, cancelled: Callable[[], bool]) -> None:
+def _serve_stream(connection: Connection, generator: LlamaGenerator, request: Stream, cancelled: Callable[[], bool]) -> None:
     deltas = generator.stream(request.messages, max_tokens=request.max_tokens,
                               temperature=request.temperature, grammar=request.grammar,
                               should_cancel=cancelled, steering=request.steering)
@@ -266,8 +276,8 @@ class WorkerGenerator:
         self.speed = SpeedMeter()  # this machine's prompt and decode tokens/s, answer by answer
         self._load_timeout_s = load_timeout_s
         self._context = multiprocessing.get_context("spawn")
-        self._flag: Any = self._context.Value(ctypes.c_int, 0, lock=False)
-        self._process: Any = None
+        self._flag: ctypes.c_int = self._context.RawValue(ctypes.c_int, 0)  # shared, unlocked: Value(..., lock=False)
+        self._process: SpawnProcess | None = None
         self._connection: Connection | None = None
         self._loading_since: float | None = None  # a started worker not yet ready
         self._vocab: Vocabulary | None = None
@@ -362,12 +372,13 @@ class WorkerGenerator:
 
     def close(self) -> None:
         """Stop the worker (it frees the model's memory)."""
-        if self._connection is not None and self.is_alive():
+        process = self._process
+        if self._connection is not None and process is not None and process.is_alive():
             try:
                 self._connection.send(None)
             except OSError:
                 pass
-            self._process.join(2.0)
+            process.join(2.0)
         self._kill()
         self._process = None
         self._loading_since = None
@@ -431,7 +442,7 @@ class WorkerGenerator:
         except (BrokenPipeError, OSError):
             raise self._died(False) from None
 
-    def _call(self, request: Request, should_cancel: Callable[[], bool] | None = None) -> Any:
+    def _call(self, request: Request, should_cancel: Callable[[], bool] | None = None) -> OkValue:
         self._send(request)
         reply = self._receive(should_cancel=should_cancel)
         if isinstance(reply, Failed):
@@ -460,7 +471,9 @@ class WorkerGenerator:
         return self.speed.estimate(prompt_tokens)
 
     def prompt_tokens(self, prompt: str) -> list[int]:
-        return list(self._call(PromptTokens(prompt)))
+        tokens = self._call(PromptTokens(prompt))
+        assert isinstance(tokens, list), tokens
+        return list(tokens)
 
     def render(self, messages: Sequence[Message]) -> str:
         self._ensure()
@@ -472,13 +485,17 @@ class WorkerGenerator:
     def reply_logprob(self, messages: Sequence[Message], reply: str,
                       should_cancel: Callable[[], bool] = lambda: False) -> float:
         """See :meth:`LlamaGenerator.reply_logprob` (read in the worker; raises Cancelled)."""
-        return float(self._call(ReplyLogprob(list(messages), reply), should_cancel))
+        logprob = self._call(ReplyLogprob(list(messages), reply), should_cancel)
+        assert isinstance(logprob, int | float), logprob
+        return float(logprob)
 
     def prime(self, messages: Sequence[Message], should_cancel: Callable[[], bool] = lambda: False) -> int:
         try:
-            return int(self._call(Prime(list(messages)), should_cancel))
+            shared = self._call(Prime(list(messages)), should_cancel)
         except Cancelled:
             return 0
+        assert isinstance(shared, int), shared
+        return shared
 
     def stream(
         self,

@@ -48,7 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from desktop_app.core.search.glossary import Glossary, load_builtin
-from desktop_app.core.stages import SearchIndex
+from desktop_app.core.stages import Embedder, SearchIndex
 from desktop_app.core.text import anchors as anchorlib
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.listing import asks_for_listing, reads_as_listing
@@ -161,12 +161,11 @@ def _lookup(keys: np.ndarray, scores: np.ndarray, wanted: Sequence[int]) -> dict
 
 
 class Retriever:
-    def __init__(self, store: SearchIndex, embedder: object | None = None, glossary: Glossary | None = None) -> None:
+    def __init__(self, store: SearchIndex, embedder: Embedder | None = None, glossary: Glossary | None = None) -> None:
         self.store = store
         self.embedder = embedder
         self.glossary = glossary if glossary is not None else load_builtin()
-        model_id = getattr(embedder, "model_id", "") if embedder is not None else ""
-        self.vectors = VectorIndex(store, model_id) if embedder is not None else None
+        self.vectors = VectorIndex(store, embedder.model_id) if embedder is not None else None
         self._stats_generation = -1
         self._n = 0
         self._avgdl = 1.0
@@ -248,12 +247,12 @@ class Retriever:
     def _query_vector(self, query: str) -> np.ndarray | None:
         if self.embedder is None or self.vectors is None:
             return None
-        return np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)  # type: ignore[attr-defined]
+        return np.asarray(self.embedder.embed_queries([query])[0], dtype=np.float32)
 
     @property
     def multilingual(self) -> bool:
         """Whether the embedder reads every language Folio answers in (e5), not English alone."""
-        return bool(getattr(self.embedder, "multilingual", False))
+        return self.embedder is not None and self.embedder.multilingual
 
     def _weights(self, query: str, cjk: bool) -> FusionWeights:
         """The fusion weights for this question: per script, and for an English-only
@@ -265,11 +264,10 @@ class Retriever:
     def _embedder_fit(self, query: str) -> float:
         """1 when the embedder knows the question's words (few WordPiece tokens per word),
         falling to 0 for text it only spells out (German, French...)."""
-        count = getattr(self.embedder, "count_tokens", None)
         words = _WORD.findall(query)
-        if count is None or not words:
+        if self.embedder is None or not words:
             return 1.0
-        ratio = max(0, int(count(" ".join(words))) - 2) / len(words)  # less [CLS] and [SEP]
+        ratio = max(0, self.embedder.count_tokens(" ".join(words)) - 2) / len(words)  # less [CLS] and [SEP]
         return min(1.0, max(0.0, (VOCAB_NONE - ratio) / (VOCAB_NONE - VOCAB_FULL)))
 
     def _dense_scores(self, query: str, within: np.ndarray | None = None,

@@ -144,3 +144,61 @@ def test_a_version_1_file_gets_its_partial_and_unsupported_verdicts_renamed(tmp_
     con.close()
     assert '"partial"' not in stored and '"unsupported"' not in stored
     AnswerArchive(path).close()  # opening it again changes nothing
+
+
+def test_a_version_1_file_gains_conversations_and_keeps_its_answers(tmp_path: Path) -> None:
+    path = tmp_path / "library.answers.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE answers (answer_id TEXT PRIMARY KEY, question TEXT NOT NULL, text TEXT NOT NULL,"
+        " style TEXT NOT NULL, model_id TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL,"
+        " payload TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '');"
+        "CREATE TABLE judge_cache (sentence_sha TEXT NOT NULL, chunk_id TEXT NOT NULL, answer TEXT NOT NULL,"
+        " PRIMARY KEY (sentence_sha, chunk_id));"
+        "CREATE TABLE folders (path TEXT PRIMARY KEY, added_at TEXT NOT NULL);"
+        "INSERT INTO answers VALUES ('old1', 'Who pays?', 'The tenant [1].', 'label', 'm', 'finished',"
+        " '2026-01-01 00:00:00.000000', '{\"sources\": []}', '');"
+        "PRAGMA user_version = 1;"
+    )
+    con.close()
+    archive = AnswerArchive(path)
+    old = archive.answer("old1")
+    assert old is not None and old["text"] == "The tenant [1]." and old["conversation_id"] == "old1"
+    assert [t["answer_id"] for t in archive.conversation("old1")] == ["old1"]  # a conversation of its own
+    archive.save_answer("new1", "And the landlord?", "Nothing [1].", "label", "m", "finished", payload(1),
+                        conversation_id="old1")
+    assert [t["answer_id"] for t in archive.conversation("old1")] == ["old1", "new1"]
+    assert {r["answer_id"]: r["conversation_id"] for r in archive.answers()} == {"old1": "old1", "new1": "old1"}
+    archive.close()
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA user_version").fetchone()[0] == answer_records.SCHEMA_VERSION
+    indexes = {r[1] for r in con.execute("PRAGMA index_list(answers)").fetchall()}
+    con.close()
+    assert "answers_by_conversation" in indexes
+
+
+def test_upgrades_run_in_order_from_the_file_s_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[int] = []
+    steps = {v: (lambda con, v=v: ran.append(v)) for v in (2, 3)}
+    monkeypatch.setattr(answer_records, "_UPGRADES", {**steps, 3: lambda con: (ran.append(3),
+                                                                           answer_records._add_conversations(con))})
+    path = tmp_path / "a.sqlite"
+    AnswerArchive(path).close()  # a new file: every step
+    assert ran == [2, 3]
+    ran.clear()
+    AnswerArchive(path).close()  # at SCHEMA_VERSION: none
+    assert ran == []
+
+
+def test_an_answer_asked_again_replaces_the_one_it_names_in_its_conversation(tmp_path: Path) -> None:
+    archive = AnswerArchive(tmp_path / "a.sqlite")
+    archive.save_answer("q1", "What is PDF.js?", "A viewer.", "label", "m", "finished", payload(1),
+                        created_at="2026-01-01 00:00:01.000000")
+    archive.save_answer("q2", "Who wrote it?", "Nobody.", "label", "m", "finished", payload(2),
+                        created_at="2026-01-01 00:00:02.000000", conversation_id="q1")
+    again = {**payload(3), "searched": "PDF.js original author", "replaces": "q2"}
+    archive.save_answer("q3", "Who wrote it?", "Andreas Gal.", "label", "m", "finished", again,
+                        created_at="2026-01-01 00:00:03.000000", conversation_id="q1")
+    assert [t["answer_id"] for t in archive.conversation("q1")] == ["q1", "q3"]
+    assert archive.answer("q2") is not None  # kept in the history all the same
+    archive.close()

@@ -12,12 +12,55 @@ external entity naming a local file is never opened (tests/core/ingest/formats p
 from __future__ import annotations
 
 import zipfile
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Protocol, overload
+
+if TYPE_CHECKING:
+    from lxml import etree, html
 
 __all__ = [
-    "BadContainer", "MAX_MEMBER_BYTES", "MAX_TOTAL_BYTES", "Container", "html_parser",
-    "parse_xml", "xml_parser",
+    "BadContainer", "MAX_MEMBER_BYTES", "MAX_TOTAL_BYTES", "Container", "HtmlElement", "XmlElement",
+    "html_parser", "parse_xml", "xml_parser",
 ]
+
+
+class XmlElement(Protocol):
+    """What the format readers use of an lxml element (lxml ships no type information)."""
+
+    @property
+    def tag(self) -> object: ...  # "{namespace}name"; a function for a comment or an entity
+
+    @property
+    def text(self) -> str | None: ...
+
+    @property
+    def tail(self) -> str | None: ...
+
+    @overload
+    def get(self, key: str) -> str | None: ...
+
+    @overload
+    def get(self, key: str, default: str) -> str: ...
+
+    def find(self, path: str) -> XmlElement | None: ...
+
+    def iter(self, *tags: str) -> Iterator[XmlElement]: ...
+
+    def __iter__(self) -> Iterator[XmlElement]: ...
+
+    def getparent(self) -> XmlElement | None: ...
+
+    def remove(self, element: XmlElement) -> None: ...
+
+
+class HtmlElement(XmlElement, Protocol):
+    """An element of lxml.html: an XmlElement that also reads its text whole."""
+
+    def text_content(self) -> str: ...
+
+    def iter(self, *tags: str) -> Iterator[HtmlElement]: ...
+
+    def __iter__(self) -> Iterator[HtmlElement]: ...
 
 # A document's text members are a few MB at most (the largest formats/ file: 0.3 MB); 64 MB
 # for one member and 256 MB for all the members read keep the worker far under its memory cap.
@@ -39,7 +82,7 @@ class BadContainer(Exception):
         self.drm = drm
 
 
-def xml_parser() -> Any:
+def xml_parser() -> etree.XMLParser:
     """An lxml parser that expands no entity, loads no DTD and opens no URL."""
     from lxml import etree
 
@@ -48,7 +91,7 @@ def xml_parser() -> Any:
                            remove_pis=True)
 
 
-def html_parser() -> Any:
+def html_parser() -> html.HTMLParser:
     """lxml's HTML parser with the network off (it reads no DTD and expands no entity but
     HTML's own)."""
     from lxml import html
@@ -57,12 +100,12 @@ def html_parser() -> Any:
                            remove_pis=True)
 
 
-def parse_xml(data: bytes, what: str) -> Any:
+def parse_xml(data: bytes, what: str) -> XmlElement:
     """The root element of ``data``; :class:`BadContainer` when it is not XML."""
     from lxml import etree
 
     try:
-        root = etree.fromstring(data, xml_parser())
+        root: XmlElement | None = etree.fromstring(data, xml_parser())
     except etree.XMLSyntaxError as exc:
         raise BadContainer(f"{what} is not valid XML ({exc})") from exc
     if root is None:
@@ -132,5 +175,5 @@ class Container:
                                f"{MAX_TOTAL_BYTES // 2**20} MB (a zip bomb?)")
         return data
 
-    def xml(self, name: str) -> Any:
+    def xml(self, name: str) -> XmlElement:
         return parse_xml(self.read(name), f"{name} of this {self.kind}")

@@ -10,9 +10,8 @@ and text boxes' alternate content are not read. The title is ``docProps/core.xml
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from desktop_app.core.ingest.formats.containers import Container
+from desktop_app.core.ingest.formats.containers import Container, XmlElement
 from desktop_app.core.ingest.formats.parts import PartBuilder, clean_inline
 
 __all__ = ["read_docx"]
@@ -38,7 +37,7 @@ def _styles(box: Container) -> dict[str, str]:
     return names
 
 
-def _text(paragraph: Any, keep_breaks: bool) -> str:
+def _text(paragraph: XmlElement, keep_breaks: bool) -> str:
     parts: list[str] = []
     for node in paragraph.iter():
         tag = node.tag
@@ -54,7 +53,7 @@ def _text(paragraph: Any, keep_breaks: bool) -> str:
     return "".join(parts)
 
 
-def _in_deleted_or_fallback(node: Any) -> bool:
+def _in_deleted_or_fallback(node: XmlElement) -> bool:
     parent = node.getparent()
     while parent is not None:
         tag = parent.tag
@@ -64,12 +63,18 @@ def _in_deleted_or_fallback(node: Any) -> bool:
     return False
 
 
+def _remove(node: XmlElement) -> None:
+    parent = node.getparent()
+    assert parent is not None  # found under the body
+    parent.remove(node)
+
+
 class _Body:
     def __init__(self, builder: PartBuilder, styles: dict[str, str]) -> None:
         self.builder = builder
         self.styles = styles
 
-    def paragraph(self, p: Any) -> None:
+    def paragraph(self, p: XmlElement) -> None:
         properties = p.find(f"{_W}pPr")
         style = ""
         outline = None
@@ -92,8 +97,8 @@ class _Body:
             return
         heading = _HEADING_STYLE.match(style)
         if heading or style == "title" or (outline is not None and outline <= 6):
-            level = int(heading[1]) if heading else (1 if style == "title" else outline or 1)
-            self.builder.heading(text, level)
+            depth = int(heading[1]) if heading else (1 if style == "title" else outline or 1)
+            self.builder.heading(text, depth)
         elif code:
             self.builder.code(text)
         elif numbered is not None or style.startswith("list"):
@@ -101,13 +106,13 @@ class _Body:
         else:
             self.builder.paragraph(text)
 
-    def table(self, table: Any) -> None:
+    def table(self, table: XmlElement) -> None:
         for row in table.iter(f"{_W}tr"):
             cells = [clean_inline(" ".join(_text(p, False) for p in cell.iter(f"{_W}p")))
                      for cell in row if cell.tag == f"{_W}tc"]
             self.builder.table_row(cells)
 
-    def walk(self, container: Any) -> None:
+    def walk(self, container: XmlElement) -> None:
         for child in container:
             tag = child.tag
             if tag == f"{_W}p":
@@ -130,8 +135,8 @@ def read_docx(path: str) -> tuple[str, PartBuilder]:
         builder = PartBuilder()
         if body is not None:
             for node in list(body.iter(*_NOT_TEXT)):
-                node.getparent().remove(node)
+                _remove(node)
             for node in [n for n in body.iter(f"{_W}t") if _in_deleted_or_fallback(n)]:
-                node.getparent().remove(node)
+                _remove(node)
             _Body(builder, _styles(box)).walk(body)
         return title, builder

@@ -10,11 +10,14 @@ text); their ``alt`` text neither.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from desktop_app.core.ingest.formats.containers import html_parser
+from desktop_app.core.ingest.formats.containers import HtmlElement, XmlElement, html_parser
 from desktop_app.core.ingest.formats.parts import PartBuilder, clean_inline
 from desktop_app.core.types import BlockKind
+
+if TYPE_CHECKING:
+    from lxml import html as lxml_html
 
 __all__ = ["html_title", "parse_html", "walk_html"]
 
@@ -29,43 +32,45 @@ _INLINE = frozenset({"a", "abbr", "b", "bdi", "bdo", "br", "cite", "code", "data
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 
 
-def parse_html(data: bytes | str) -> Any:
+def parse_html(data: bytes | str) -> HtmlElement:
     """The document element of an HTML or XHTML page (bytes: its own charset declaration
     decides, else UTF-8)."""
     from lxml import html
 
     if isinstance(data, str):
         data = data.encode("utf-8")
-        return html.document_fromstring(data, parser=_utf8_parser())
-    return html.document_fromstring(data, parser=html_parser())
+        root: HtmlElement = html.document_fromstring(data, parser=_utf8_parser())
+    else:
+        root = html.document_fromstring(data, parser=html_parser())
+    return root
 
 
-def _utf8_parser() -> Any:
+def _utf8_parser() -> lxml_html.HTMLParser:
     from lxml import html
 
     return html.HTMLParser(no_network=True, huge_tree=False, remove_comments=True,
                            remove_pis=True, encoding="utf-8")
 
 
-def _tag(element: Any) -> str:
+def _tag(element: XmlElement) -> str:
     tag = element.tag
     if not isinstance(tag, str):
         return ""  # a comment, an entity or a processing instruction
     return tag.rsplit("}", 1)[-1].lower()
 
 
-def _skipped(element: Any, tag: str) -> bool:
+def _skipped(element: XmlElement, tag: str) -> bool:
     if tag in _SKIP or not tag:
         return True
     classes = (element.get("class") or "").split()
     return any(c in _SKIP_CLASSES for c in classes) or element.get("hidden") is not None
 
 
-def _text_of(element: Any) -> str:
+def _text_of(element: XmlElement) -> str:
     """The text of an element as it reads (skipped elements left out)."""
     parts: list[str] = []
 
-    def add(node: Any) -> None:
+    def add(node: XmlElement) -> None:
         tag = _tag(node)
         if tag and not _skipped(node, tag):
             if tag == "br":
@@ -83,7 +88,7 @@ def _text_of(element: Any) -> str:
     return "".join(parts)
 
 
-def html_title(root: Any) -> str:
+def html_title(root: HtmlElement) -> str:
     """The ``<title>`` of a page ("" when absent)."""
     for element in root.iter():
         if _tag(element) == "title":
@@ -103,7 +108,7 @@ class _Walker:
         else:
             self.builder.paragraph(text)
 
-    def block(self, element: Any, kind: BlockKind = BlockKind.PARAGRAPH, depth: int = 0) -> None:
+    def block(self, element: XmlElement, kind: BlockKind = BlockKind.PARAGRAPH, depth: int = 0) -> None:
         tag = _tag(element)
         if _skipped(element, tag):
             return
@@ -138,7 +143,7 @@ class _Walker:
         if "".join(buffer).strip():
             self.flush(buffer, kind, depth)
 
-    def table(self, table: Any) -> None:
+    def table(self, table: XmlElement) -> None:
         for row in table.iter():
             if _tag(row) != "tr":
                 continue
@@ -147,7 +152,7 @@ class _Walker:
             self.builder.table_row(cells)
 
 
-def walk_html(root: Any, builder: PartBuilder) -> None:
+def walk_html(root: XmlElement, builder: PartBuilder) -> None:
     """Hand the blocks of a parsed page's body to ``builder``."""
     body = next((e for e in root.iter() if _tag(e) == "body"), root)
     _Walker(builder).block(body)

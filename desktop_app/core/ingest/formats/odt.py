@@ -10,9 +10,7 @@ encrypted (its manifest says so) is password protected.
 
 from __future__ import annotations
 
-from typing import Any
-
-from desktop_app.core.ingest.formats.containers import BadContainer, Container
+from desktop_app.core.ingest.formats.containers import BadContainer, Container, XmlElement
 from desktop_app.core.ingest.formats.parts import PartBuilder, clean_inline
 
 __all__ = ["read_odt"]
@@ -30,10 +28,10 @@ _SKIP = frozenset({f"{_OFFICE}annotation", f"{_OFFICE}annotation-end", f"{_TEXT}
 _CODE_HINTS = ("preformatted", "source", "code", "verbatim")
 
 
-def _text(element: Any, keep_breaks: bool = False) -> str:
+def _text(element: XmlElement, keep_breaks: bool = False) -> str:
     parts: list[str] = []
 
-    def add(node: Any) -> None:
+    def add(node: XmlElement) -> None:
         if node.tag in _SKIP:
             return
         if node.tag == f"{_TEXT}s":
@@ -62,7 +60,7 @@ class _Body:
         names = (style, self.parents.get(style, ""))
         return any(h in n.lower() for n in names for h in _CODE_HINTS)
 
-    def walk(self, container: Any, depth: int = 0) -> None:
+    def walk(self, container: XmlElement, depth: int = 0) -> None:
         for child in container:
             tag = child.tag
             if tag in _SKIP:

@@ -10,9 +10,8 @@ speaker notes, comments, charts, SmartArt, images (no OCR). The title is
 from __future__ import annotations
 
 import posixpath
-from typing import Any
 
-from desktop_app.core.ingest.formats.containers import BadContainer, Container
+from desktop_app.core.ingest.formats.containers import BadContainer, Container, XmlElement
 from desktop_app.core.ingest.formats.parts import PartBuilder, clean_inline
 from desktop_app.core.ingest.headings import detect_heading
 
@@ -26,7 +25,7 @@ _DC = "{http://purl.org/dc/elements/1.1/}"
 _TITLES = ("title", "ctrTitle")
 
 
-def _paragraph_text(paragraph: Any) -> str:
+def _paragraph_text(paragraph: XmlElement) -> str:
     parts: list[str] = []
     for node in paragraph.iter(f"{_A}t", f"{_A}br", f"{_A}tab"):
         parts.append(node.text or "" if node.tag == f"{_A}t" else " ")
@@ -46,7 +45,7 @@ def _slides(box: Container) -> list[str]:
     return names
 
 
-def _shape(shape: Any, builder: PartBuilder) -> None:
+def _shape(shape: XmlElement, builder: PartBuilder) -> None:
     tag = shape.tag
     if tag == f"{_P}grpSp":
         for child in shape:

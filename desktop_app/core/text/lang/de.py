@@ -53,4 +53,12 @@ LEXICON = Lexicon(
     scope_words=("nur",),
     capitalises_nouns=True,
     telltale_words=frozenset("der die das und ist nicht wird ein eine".split()),
+    follow_up_openers=("und was ist mit", "und wie ist es mit", "was ist mit", "wie ist es mit",
+                       "wie steht es mit", "und"),
+    # "das", "dies" are references only when no noun follows (every German noun is
+    # capitalised); the "es" of "gibt es" is none.
+    references=(r"(?<!gibt )es", r"das(?!\s+(?-i:[A-ZÄÖÜ]))", r"dies(?:e[rsmn]?)?(?!\s+(?-i:[A-ZÄÖÜ]))", r"sie", r"er", r"ihn", r"ihm", r"ihre?[rsmn]?",
+                r"seine?[rsmn]?", r"dessen", r"deren", r"dafür", r"dazu", r"davon", r"damit", r"darin",
+                r"darauf", r"darüber", r"dabei", r"dagegen", r"einer(?=\s*[?.!])",
+                r"welche[rs]?(?=\s+(?:hat|haben|ist|sind|gibt)\b)"),
 )

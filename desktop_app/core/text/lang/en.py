@@ -147,4 +147,10 @@ LEXICON = Lexicon(
         comes came become becomes became against toward towards across along among around beyond
         despite except inside outside near throughout""".split()
     ),
+    follow_up_openers=("and what about", "and how about", "what about", "how about", "and"),
+    # "that" and "this" only where they stand for a thing ("a year before that?"), not
+    # before a noun ("that page"); "it" stays a reference inside a question that names
+    # little else (followup.MAX_REFERRING_TERMS).
+    references=(r"that one", r"this one", r"it", r"its", r"itself", r"they", r"them", r"their", r"he", r"him",
+                r"his", r"she", r"her", r"(?:that|this|these|those)(?=\s*[?.!]|\s*$)"),
 )

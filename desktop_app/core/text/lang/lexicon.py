@@ -76,3 +76,9 @@ class Lexicon:
     particles: str = ""  # CJK: characters that split a run into words ("的了")
     numerals: str = ""  # CJK: the digits and powers of ten ("一二十百")
     numeral_units: Patterns = ()  # CJK: units a numeral stands before ("个月", "元")
+
+    # -- a conversation's follow-ups (answer/followup.py)
+    follow_up_openers: Patterns = ()  # open an elliptical follow-up ("and what about", "und", "那")
+    follow_up_closers: Patterns = ()  # ... or close one ("呢"), matched before the final "?"
+    references: Patterns = ()  # point back at what was just asked ("it", "dafür", "这家公司")
+    interrogatives: Patterns = ()  # ask but name nothing: not part of a question's topic ("是什么")

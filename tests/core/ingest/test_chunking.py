@@ -14,7 +14,7 @@ from desktop_app.core.ingest.extract import extract_document
 from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageQuality, PageText
 from tests.conftest import require, strict
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 DOC_ID = "ab" * 32
 
 

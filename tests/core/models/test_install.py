@@ -19,7 +19,7 @@ from desktop_app.core import paths
 from desktop_app.core.models import catalog as models
 from desktop_app.core.models import install as model_install
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 MODEL_BYTES = b"GGUF" + bytes(range(256)) * 40
 
 

@@ -16,7 +16,7 @@ from desktop_app.core.types import DocStatus, PageQuality
 from tests.conftest import strict
 from tests.pdfgen import FONT_SIZE, LEFT, line_origin, write_pdf
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 CORPUS = SHARED / "corpus"
 HOSTILE = SHARED / "hostile"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir() and not strict(), reason=f"{SHARED} is absent")
