@@ -631,8 +631,9 @@ class Retrieval:
     # library (or of the scope) mentions (text/anchors.py).
     unmatched: tuple[str, ...] = ()
     unmentioned: tuple[str, ...] = ()
-    # The language most passages found are written in ("" when they do not say): when it is
-    # not ``language``, shared words measure nothing and the gate leaves it to retrieval.
+    # The language most passages found are written in, when it is not the one the question
+    # is written in ("" otherwise, or when they do not say): shared words then measure
+    # nothing and the gate leaves it to retrieval.
     documents_language: str = ""
     # Seconds the search spent embedding the question (beside BM25) and on the anchors.
     timings: Mapping[str, float] = field(default_factory=dict)

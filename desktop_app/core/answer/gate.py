@@ -100,7 +100,7 @@ def refusal(retrieval: Retrieval) -> Refusal | None:
     if not retrieval.passages:
         return Refusal(RefusalKind.NOTHING_FOUND, "No passage in the library matches the question.")
     language = retrieval.language or ("zh" if retrieval.cjk else "en")
-    if retrieval.documents_language and retrieval.documents_language != language:
+    if retrieval.documents_language:
         return _across_languages(retrieval)
     gate = gate_thresholds(retrieval.embedder, language)
     if gate is None or retrieval.best_cosine <= 0.0:

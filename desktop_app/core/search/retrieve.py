@@ -361,9 +361,12 @@ class Retriever:
             _, plain_cosines = plain.result()
             best_cosine = float(plain_cosines.max()) if plain_cosines.shape[0] else 0.0
         anchoring = time.perf_counter()
+        # The passages' language when it is not the one the question is written in (a forced
+        # answer language does not make an English question's words Chinese).
         documents = documents_language(passages)
+        documents = "" if documents == written else documents
         # Across languages only the handles written alike must be mentioned (text/anchors.py)
-        names = marks.names if documents in ("", language) else anchorlib.alike_handles(query, written)
+        names = anchorlib.alike_handles(query, written) if documents else marks.names
         unmentioned = self._unmentioned(names, lexical, within, passages)
         # The anchors' share of the search: the question's names and numbers looked for.
         timings["anchors_s"] = anchors_s + time.perf_counter() - anchoring

@@ -107,5 +107,5 @@ def test_across_languages_shared_words_measure_nothing_and_only_alike_handles_re
     assert far is not None and far.kind is RefusalKind.OFF_TOPIC and "across languages" in far.reason
     handle = refusal(Across(0.0, 0.74, embedder=E5, language="en", unmentioned=("PDF.js",)))
     assert handle is not None and handle.kind is RefusalKind.UNMENTIONED and not handle.show_passages
-    # in its own language the same weak coverage is refused as before
-    assert refusal(Across(0.03, 0.77, embedder=E5, language="en", documents_language="en")) is not None
+    # in its own language ("": the passages are in the question's) the same weak coverage is refused
+    assert refusal(Across(0.03, 0.77, embedder=E5, language="en", documents_language="")) is not None
