@@ -145,7 +145,8 @@ def retrieve(args: argparse.Namespace) -> None:
             row.update(coverage=found.coverage, best_cosine=found.best_cosine, cjk=found.cjk, dense=found.embedder,
                        detected=found.language,
                        passages=len(found.passages), rank=ranks[0] if ranks else None,
-                       embedder=model_id, unmatched=list(found.unmatched), unmentioned=list(found.unmentioned))
+                       embedder=model_id, unmatched=list(found.unmatched), unmentioned=list(found.unmentioned),
+                       documents_language=found.documents_language)
         store.close()
         print(f"retrieved {len(rows)} questions in {time.perf_counter() - started:.0f} s"
               f" (embedder {model_id})")
@@ -174,7 +175,8 @@ def refused_by_code(row: dict[str, Any]) -> bool:
     probe = SimpleNamespace(passages=[None] * row["passages"], coverage=row["coverage"],
                             best_cosine=row["best_cosine"], cjk=row["cjk"], embedder=row.get("dense", ""),
                             language=row.get("detected", ""), unmatched=tuple(row.get("unmatched", ())),
-                            unmentioned=tuple(row.get("unmentioned", ())))
+                            unmentioned=tuple(row.get("unmentioned", ())),
+                            documents_language=row.get("documents_language", ""))
     return gate.refusal(probe) is not None  # type: ignore[arg-type]
 
 
