@@ -95,11 +95,10 @@ def quote_of(text: str, support: Sequence[Span], limit: int = QUOTE_CHARS) -> st
     return quote if len(quote) <= limit else quote[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _verdict_quote(verdict: object, text: str, support: Sequence[Span]) -> str:
-    """The quote a verdict names itself (a newer scorer may say what the passage states
-    instead), else the passage words at its support spans."""
-    own = getattr(verdict, "quote", None)
-    return own if isinstance(own, str) and own else quote_of(text, support)
+def _verdict_quote(verdict: ClaimScore | ClaimVerdict, text: str, support: Sequence[Span]) -> str:
+    """The quote a verdict names itself (the passage's words that state otherwise), else
+    the passage words at its support spans."""
+    return verdict.quote or quote_of(text, support)
 
 
 def _payload(label: str, p: Passage) -> SourcePayload:
