@@ -108,8 +108,9 @@ LEXICON = Lexicon(
         # whose verdict it decides (bench/verdicts.py rules):
         ("network byte order|big-endian", "little-endian"),  # vfc16972d90 (issue-6455): contradicted
         ("client", "server"),  # vd15484849f (corpus_en-01): "whether the client is willing" contradicted
-        # vf5d9e28ae4 (ex-6455) only, and wrongly: "given in bytes" is labelled supported by a
-        # passage that counts the length field in bits; it reads contradicted because of this pair.
+        # Not a corpus case but a unit conflict: a size in bits is not the same size in bytes
+        # (a passage that states the claim in the claim's own unit is no conflict: verify.py).
+        # It decides vf5d9e28ae4 (ex-6455), where the passage gives the same length in both.
         (r"bits?", r"bytes?"),
     ),
     rises=(r"increas\w*|rose|ris(?:e|es|en|ing)|gr[eo]w\w*|up|higher|gain\w*|improv\w*",),
