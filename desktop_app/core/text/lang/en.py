@@ -110,7 +110,7 @@ LEXICON = Lexicon(
         ("client", "server"),  # vd15484849f (corpus_en-01): "whether the client is willing" contradicted
         # Not a corpus case but a unit conflict: a size in bits is not the same size in bytes
         # (a passage that states the claim in the claim's own unit is no conflict: verify.py).
-        # It decides vf5d9e28ae4 (ex-6455), where the passage gives the same length in both.
+        # vf5d9e28ae4 (ex-6455) is its hard case: a field of 7 bits that gives a length in bytes.
         (r"bits?", r"bytes?"),
     ),
     rises=(r"increas\w*|rose|ris(?:e|es|en|ing)|gr[eo]w\w*|up|higher|gain\w*|improv\w*",),
