@@ -76,11 +76,14 @@ class _OcrNotice:
 
 
 def _worker_main(connection: Connection, memory_mb: int | None) -> None:
-    """Run :func:`_worker_loop`; past the memory cap the worker ends quietly (no traceback
-    on the person's terminal) and the pool reports the file with the reason."""
+    """Run :func:`_worker_loop`; past the memory cap (or on any error outside a reader, such
+    as an import that fails under the cap) the worker ends quietly (no traceback on the
+    person's terminal) and the pool reports the file with the reason."""
     try:
         _worker_loop(connection, memory_mb)
     except MemoryError:
+        os._exit(1)
+    except Exception:  # noqa: BLE001 - e.g. a module compiled under the cap: the pool says so
         os._exit(1)
 
 
