@@ -104,6 +104,7 @@ def report(title: str, rows: list[dict[str, Any]]) -> None:
         print(f"  {key:<20} {median([s.get(key, 0.0) for s in steps]):7.2f} s")
     print(f"  {'prefill_tokens':<20} {median([s.get('prefill_tokens', 0) for s in steps]):7.0f}")
     print(f"  {'pack_token_counts':<20} {median([s.get('pack_token_counts', 0) for s in steps]):7.0f}")
+    print(f"  {'prefill_threads':<20} {median([s.get('prefill_threads', 0) for s in steps]):7.1f}")
     loads = [s["model_load_ms"] / 1000 for s in steps if s.get("model_load_ms")]
     if loads:
         print(f"  {'model load (process)':<20} {median(loads):7.2f} s  ({len(loads)} loads)")
@@ -137,6 +138,7 @@ async def _ask_all(kb: Any, asked: list[tuple[str, str]], runs: int) -> list[dic
                     row["no_basis"] = event.reason
             print(f"  {qid}: first word {row.get('first_word', {}).get('first_word_s', float('nan')):.2f} s,"
                   f" prefill {row['stats'].get('prefill_tokens', 0)} tokens"
+                  f" ({row['stats'].get('prefill_threads', 0)} threads)"
                   f" {row['stats'].get('prefill_s', 0.0):.2f} s", flush=True)
             rows.append(row)
     return rows
@@ -196,8 +198,7 @@ def cold(args: argparse.Namespace) -> None:
 
 def _prompts(args: argparse.Namespace, generator: Any) -> list[tuple[list[dict[str, str]], Any]]:
     """The packed prompts (and steering) of the questions, as answering.answer builds them."""
-    from desktop_app.core.answer import evidence, prompts
-    from desktop_app.core.answer.answering import evidence_is_weak
+    from desktop_app.core.answer import evidence, gate, prompts
     from desktop_app.core.answer.citations import SourceMap
     from desktop_app.core.types import CitationStyle, Steering
     from desktop_app.services.knowledge_base import KnowledgeBase
@@ -206,7 +207,7 @@ def _prompts(args: argparse.Namespace, generator: Any) -> list[tuple[list[dict[s
     out = []
     for _, question in questions(args.half):
         retrieval = kb.retriever.search(question, 5)
-        if evidence_is_weak(retrieval):
+        if gate.refusal(retrieval) is not None:
             continue
         passages = evidence.select(question, retrieval.passages, budget_tokens=280)
         source_map = SourceMap.build(passages, CitationStyle.LABEL)

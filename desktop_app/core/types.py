@@ -671,6 +671,7 @@ class GenerationStats:
     prefill_s: float = 0.0  # ... and the seconds reading them took
     setup_s: float = 0.0  # rendering and tokenising the prompt, setting up the steering
     first_decode_s: float = 0.0  # from the prompt read to the first token sampled
+    prefill_threads: int = 0  # threads that read the prompt (chosen from the free cores)
 
     @property
     def tokens_per_second(self) -> float:
@@ -696,6 +697,7 @@ class GenerationStats:
             "prompt_tokens": self.prompt_tokens, "cached_tokens": self.cached_tokens,
             "completion_tokens": self.completion_tokens,
             "prefill_tokens": self.prefill_tokens, "prefill_s": round(self.prefill_s, 3),
+            "prefill_threads": self.prefill_threads,
             "first_token_s": round(self.seconds_to_first_token, 3), "seconds": round(self.seconds, 3),
             "tokens_per_s": round(self.tokens_per_second, 2),
             "prompt_tokens_per_s": round(self.prompt_tokens_per_second, 2),

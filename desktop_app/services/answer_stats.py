@@ -41,8 +41,8 @@ def stats_line(stats: Mapping[str, Any]) -> str:
 
 def first_word_line(stats: Mapping[str, Any]) -> str:
     """Where the seconds before the first word went, longest steps included, one line:
-    'first word 4.81 s: model start 0.00 s, search 0.12 s, reading the prompt (452 tokens)
-    3.90 s, ... (3 token counts)'."""
+    'first word 4.81 s: model start 0.00 s, search 0.12 s, reading the prompt (452 tokens,
+    2 threads) 3.90 s, ... (3 token counts)'."""
     first = stats.get("first_word") or {}
     if not first:
         return ""
@@ -52,7 +52,9 @@ def first_word_line(stats: Mapping[str, Any]) -> str:
         if seconds < SHOWN_FROM_S and key != "prefill_s":
             continue
         if key == "prefill_s":
-            name = f"{name} ({first.get('prefill_tokens', 0)} tokens)"
+            threads = first.get("prefill_threads", 0)
+            name = f"{name} ({first.get('prefill_tokens', 0)} tokens"
+            name += f", {threads} thread{'s' if threads != 1 else ''})" if threads else ")"
         if key == "model_start_s" and first.get("model_load_ms"):
             name = f"{name} (loaded in {first['model_load_ms'] / 1000:.1f} s)"
         parts.append(f"{name} {seconds:.2f} s")

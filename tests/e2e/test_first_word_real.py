@@ -55,3 +55,33 @@ def test_the_caller_counts_tokens_as_the_model_does(small_model_path: Path) -> N
     finally:
         worker.close()
         local.close()
+
+
+def test_a_prompt_read_with_two_threads_answers_as_one_thread_does(small_model_path: Path) -> None:
+    """The prompt's threads are chosen from the free cores at each prompt (core/models/cores.py):
+    the answer must not depend on that choice."""
+    question = "Explain in one sentence why the sky is blue, citing [1]."
+    texts: dict[int, str] = {}
+    for batch in (1, 2):
+        generator = LlamaGenerator(small_model_path, context_tokens=2048, threads=1, batch_threads=batch)
+        try:
+            texts[batch] = "".join(generator.stream(_prompt(generator, question, "en"), max_tokens=24,
+                                                    temperature=0.0))
+            assert generator.last_stats is not None and generator.last_stats.prefill_threads == batch
+        finally:
+            generator.close()
+    assert texts[1] and texts[1] == texts[2]
+
+
+def test_the_prompts_threads_are_chosen_from_the_free_cores_and_reported(small_model_path: Path) -> None:
+    from desktop_app.core.models import cores
+
+    worker = WorkerGenerator(small_model_path, context_tokens=2048, threads=1)
+    try:
+        assert worker.batch_threads == 0  # chosen at each prompt
+        "".join(worker.stream(_prompt(worker, "When does the library open?", "en"), max_tokens=4, temperature=0.0))
+        stats = worker.last_stats
+        assert stats is not None and 1 <= stats.prefill_threads <= cores.usable_cores()
+        assert stats.to_json()["prefill_threads"] == stats.prefill_threads
+    finally:
+        worker.close()

@@ -293,6 +293,7 @@ def _stats(figures: GenerationStats | None, clock: FirstWordClock) -> JsonObject
     clock.add("steering_s", figures.setup_s)
     clock.add("prefill_s", figures.prefill_s)
     clock.counts["prefill_tokens"] = figures.prefill_tokens
+    clock.counts["prefill_threads"] = figures.prefill_threads
     clock.add("first_decode_s", figures.first_decode_s)
     if "first_token_s" in clock.marks and "first_word_s" in clock.marks:
         clock.add("to_visible_word_s", clock.marks["first_word_s"] - clock.marks["first_token_s"])

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
 
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models import steer
+from desktop_app.core.models import cores, steer
 from desktop_app.core.models.speed import SpeedMeter
 from desktop_app.core.models.steer import SentenceMarkers, SourceChoice, TokenTable
 from desktop_app.core.stages import Deltas, Message
@@ -134,11 +134,12 @@ MAX_HEADS = 4
 
 
 def default_batch_threads(threads: int) -> int:
-    """Threads that read a prompt (llama.cpp's n_threads_batch): as many as decode. A
-    second thread reads faster only with a core to itself: on this 2-core machine shared
-    with other work, reading 737 tokens took 376 s with 2 threads against 173 s with 1
-    (``bench/first_word.py threads``, alternating), as DESIGN.md found for decoding."""
-    return threads
+    """Threads that read a prompt (llama.cpp's n_threads_batch) when none are set: 0, chosen
+    at each prompt from the cores free at that moment (core/models/cores.py): on this 2-core
+    machine 2 threads read a prompt in 0.51x the time of 1 when nothing else ran, and 2.2x
+    when other work kept the cores busy (``bench/first_word.py threads``)."""
+    del threads
+    return 0
 
 
 def render_chat_template(template: str, messages: Sequence[Message], bos: str, eos: str) -> str:
@@ -256,14 +257,16 @@ class LlamaGenerator:
             raise KnownError("llama-cpp-python is not installed.", "Run `make run` to set Folio up.") from exc
         self.path = path
         self.threads = threads or max(1, (os.cpu_count() or 2) - 1)
+        # 0: chosen at each prompt (cores.free_cores); the threads last used: prefill_threads.
         self.batch_threads = batch_threads or default_batch_threads(self.threads)
+        self.prefill_threads = self.batch_threads or self.threads
         # prompt_lookup > 0: draft that many tokens a step by prompt lookup (LOOKUP_TOKENS).
         self._draft = _CountingLookup(prompt_lookup) if prompt_lookup > 0 else None
         self.speed = SpeedMeter()
         try:
             self._llm = Llama(
                 model_path=str(path), n_ctx=context_tokens, n_threads=self.threads,
-                n_threads_batch=self.batch_threads, seed=seed, verbose=False, draft_model=self._draft,
+                n_threads_batch=self.prefill_threads, seed=seed, verbose=False, draft_model=self._draft,
                 # A draft's tokens are checked from their logits: one row per context position
                 # (allocated lazily; only the rows of the answer are written, see _prefill).
                 logits_all=self._draft is not None,
@@ -383,7 +386,8 @@ class LlamaGenerator:
         if not read:
             self.last_stats = GenerationStats(prompt_tokens, 0, 0.0, time.perf_counter() - started,
                                               self._cached, prefill_tokens=self._read_tokens,
-                                              prefill_s=self._read_s, setup_s=setup_s)
+                                              prefill_s=self._read_s, setup_s=setup_s,
+                                              prefill_threads=self.prefill_threads)
             self._read_tokens, self._read_s = 0, 0.0
             return _cancelled()
         chunks = self._llm.create_completion(
@@ -510,6 +514,8 @@ class LlamaGenerator:
         llm.n_tokens = keep  # eval() drops the KV cache beyond this point
         self._cached = keep
         begun = time.perf_counter()
+        if len(tokens) - 1 - keep > 1:  # one token is read by the decode threads anyway
+            self._set_prefill_threads(self.batch_threads or cores.free_cores(self.threads))
         if self.abort_hook is not None:
             self.abort_hook(True)
         # With a draft model llama-cpp-python asks logits of every token (to check a draft's
@@ -536,6 +542,11 @@ class LlamaGenerator:
             self._read_tokens += max(0, int(llm.n_tokens) - keep)
             self._read_s += time.perf_counter() - begun
         return not should_cancel()
+
+    def _set_prefill_threads(self, threads: int) -> None:
+        if threads != self.prefill_threads:
+            self._llm._ctx.set_n_threads(self.threads, threads)
+            self.prefill_threads = threads
 
     def reply_logprob(self, messages: Sequence[Message], reply: str,
                       should_cancel: Callable[[], bool] = lambda: False) -> float:
@@ -609,6 +620,7 @@ class LlamaGenerator:
                                               time.perf_counter() - started, self._cached,
                                               draft.drafted if draft else 0, draft.accepted if draft else 0,
                                               prefill_tokens=self._read_tokens, prefill_s=self._read_s,
-                                              setup_s=setup[0], first_decode_s=setup[1])
+                                              setup_s=setup[0], first_decode_s=setup[1],
+                                              prefill_threads=self.prefill_threads)
             self._read_tokens, self._read_s = 0, 0.0
             self.speed.add(self.last_stats)
