@@ -57,11 +57,12 @@ POLICY: dict[tuple[Verdict, str], Verdict] = {
 # pairs Folio asks about judged) for the targets: the most true sentences green with
 # >= 95% of the green ones true and <= 2% of the false ones green, and the most false
 # ones red with >= 90% of the red ones false and <= 3% of the true ones red (bench/verdicts.py
-# judge, then rules --judged FILE --set NAME VALUE to try one): a not confirmed sentence
+# judge, then rules --judged FILE --set NAME VALUE to try one; the green pair is the only
+# one on a grid of 0.01 that meets both there): a not confirmed sentence
 # turns green from GREEN_P, a green one stays green from KEEP_GREEN_P (below it the judge's
 # doubt makes it not confirmed), and a red one stays red only from RED_NO_P.
-GREEN_P = 0.85
-KEEP_GREEN_P = 0.8
+GREEN_P = 0.81
+KEEP_GREEN_P = 0.76
 RED_NO_P = 0.1
 # At most this many model calls per answer, and no new call after BUDGET_S seconds: a few
 # seconds a pair with the default model (bench/verdicts.py judge prints the median).
