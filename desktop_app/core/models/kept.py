@@ -55,6 +55,9 @@ IDLE_S = 300.0  # Ollama's keep_alive default: long enough for a run of question
 _SOCKET_MAX = 100  # AF_UNIX paths are limited to 108 bytes on Linux
 _CHECK_GAP_S = 0.01  # the hang-up check runs at most this often during a prefill (a select each)
 _STOP_WAIT_S = 5.0
+# The processes this one started: held (and reaped when they end) so that dropping one does
+# not warn that it is still running; it is not this process's to wait for.
+_started: list[subprocess.Popen[bytes]] = []
 
 
 def supported() -> bool:
@@ -168,10 +171,23 @@ class _HungUp:
 
 def serve(options: Options, socket_path: Path, idle_s: float) -> int:
     """The kept process: load the model, then serve commands until idle for ``idle_s``."""
-    from desktop_app.core.models.generate import LlamaGenerator
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the finally below removes the socket
+    pid_file = _pid_file(socket_path, os.getpid())
+    pid_file.write_text(str(os.getpid()), encoding="utf-8")  # `folio models stop` finds it loading too
+    try:
+        return _serve(options, socket_path, idle_s)
+    finally:
+        pid_file.unlink(missing_ok=True)
+
+
+def _pid_file(socket_path: Path, pid: int) -> Path:
+    return socket_path.with_name(f"{socket_path.stem}.{pid}.pid")
+
+
+def _serve(options: Options, socket_path: Path, idle_s: float) -> int:
+    from desktop_app.core.models.generate import LlamaGenerator
+
     failed = socket_path.with_suffix(".failed")
     begun = time.perf_counter()
     try:
@@ -193,7 +209,6 @@ def serve(options: Options, socket_path: Path, idle_s: float) -> int:
         return 0
     listening.listen(8)
     listening.settimeout(idle_s)  # accept() times out when no command came for idle_s
-    socket_path.with_suffix(".pid").write_text(str(os.getpid()), encoding="utf-8")
     logger.info("kept model %s loaded in %.1f s, serving at %s", options.model.name,
                 time.perf_counter() - begun, socket_path)
     ready, served = ready_of(generator), 0
@@ -224,7 +239,6 @@ def serve(options: Options, socket_path: Path, idle_s: float) -> int:
     finally:
         listening.close()
         socket_path.unlink(missing_ok=True)
-        socket_path.with_suffix(".pid").unlink(missing_ok=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -257,7 +271,6 @@ def _connect(socket_path: Path) -> socket.socket | None:
         if exc.errno == errno.ECONNREFUSED:  # the process behind it is gone
             logger.info("removing the stale socket %s", socket_path)
             socket_path.unlink(missing_ok=True)
-            socket_path.with_suffix(".pid").unlink(missing_ok=True)
         elif exc.errno != errno.ENOENT:
             raise
         return None
@@ -318,6 +331,7 @@ class KeptGenerator(WorkerGenerator):
                     start_new_session=True, close_fds=True)
             finally:
                 log.close()
+            _started[:] = [p for p in _started if p.poll() is None] + [self._spawned]
             logger.info("kept answer model %d loading %s", self._spawned.pid, self.path.name)
 
     def _spawned_alive(self) -> bool:
@@ -399,31 +413,50 @@ class KeptGenerator(WorkerGenerator):
             self._vocab = None
 
 
+def _is_kept(pid: int, socket_path: Path) -> bool:
+    """Whether ``pid`` is alive and the kept process of ``socket_path`` (a pid file left by
+    a killed process may name another program by now)."""
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        return str(socket_path).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # no /proc (macOS): its socket answering says it is there
+        sock = _connect(socket_path)
+        if sock is not None:
+            sock.close()
+        return sock is not None
+
+
 def stop_all() -> list[int]:
-    """End every kept model process of this user (``folio models stop``); their pids."""
+    """End every kept model process of this user, loading, idle or busy (``folio models
+    stop``), and remove what dead ones left; the pids stopped."""
     if not supported():
         return []
     stopped = []
     folder = runtime_dir()
-    for socket_path in sorted(folder.glob("*.sock")):
-        sock = _connect(socket_path)  # removes a stale socket
-        if sock is None:
+    for pid_file in sorted(folder.glob("*.*.pid")):
+        key, _, pid_text = pid_file.stem.partition(".")
+        socket_path = folder / f"{key}.sock"
+        if not pid_text.isdigit() or not _is_kept(int(pid_text), socket_path):
+            pid_file.unlink(missing_ok=True)
             continue
-        sock.close()
-        try:
-            pid = int(socket_path.with_suffix(".pid").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # still loading: it has not written its pid yet
-        try:
-            os.kill(pid, signal.SIGTERM)  # a busy process stops too, mid-answer
-        except ProcessLookupError:
-            continue
+        os.kill(int(pid_text), signal.SIGTERM)
         deadline = time.monotonic() + _STOP_WAIT_S
-        while socket_path.exists() and time.monotonic() < deadline:
+        while pid_file.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
-        stopped.append(pid)
+        stopped.append(int(pid_text))
+    _started[:] = [p for p in _started if p.poll() is None]
+    for socket_path in folder.glob("*.sock"):
+        sock = _connect(socket_path)  # removes a stale socket
+        if sock is not None:
+            sock.close()
     return stopped
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Through the module's own name: what it pickles (Hello) must unpickle as kept.Hello.
+    from desktop_app.core.models.kept import main as kept_main
+
+    sys.exit(kept_main())
