@@ -185,3 +185,20 @@ def test_a_command_killed_or_cancelled_mid_answer_leaves_the_process_serving(sma
         assert text and generator.pid == pid
     finally:
         generator.close()
+
+
+@pytest.mark.usefixtures("stop_kept")
+def test_folio_models_stop_ends_a_busy_process_promptly(small_model_path: Path) -> None:
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, str(small_model_path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    assert client.stdout is not None and client.stderr is not None
+    assert client.stdout.read(20)  # the kept process is writing
+    pids = [int(p.name.split(".")[1]) for p in kept.runtime_dir().glob("*.*.pid")]
+    assert len(pids) == 1
+    began = time.monotonic()
+    assert kept.stop_all() == pids
+    assert _wait_gone(pids[0], 5.0) and time.monotonic() - began < 6.0
+    client.wait(30)  # the command ends too (its answer was stopped)
+    client.stdout.close()
+    client.stderr.close()
+    assert not list(kept.runtime_dir().glob("*.sock"))

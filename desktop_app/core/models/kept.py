@@ -36,17 +36,22 @@ from dataclasses import dataclass
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desktop_app.core import paths
 from desktop_app.core.errors import KnownError
 from desktop_app.core.models.worker import (
     ModelProcessDied,
     Ready,
+    Request,
     WorkerGenerator,
+    answer,
     death_reason,
     ready_of,
-    serve_requests,
 )
+
+if TYPE_CHECKING:
+    from desktop_app.core.models.generate import LlamaGenerator
 
 logger = logging.getLogger(__name__)
 
@@ -146,18 +151,30 @@ class Hello:
 
 
 class _HungUp:
-    """True once the command being served has hung up (its socket reads EOF): its cancel.
-    Checked at most every _CHECK_GAP_S, since llama.cpp asks between graph nodes."""
+    """True once the command being served has hung up (its socket reads EOF): its cancel;
+    also once the process is told to stop. Checked at most every _CHECK_GAP_S, since
+    llama.cpp asks between graph nodes."""
 
     def __init__(self) -> None:
         self.connection: Connection | None = None
         self._checked = 0.0
         self._gone = False
+        self.busy = False  # a request is being answered (llama.cpp may be running)
+        self.stopping = False  # SIGTERM came (folio models stop)
+
+    def terminate(self, *_: object) -> None:
+        """SIGTERM: exit now when idle; when busy, cancel the request and exit after it (an
+        exception raised inside llama.cpp's abort callback would be swallowed by ctypes)."""
+        self.stopping = True
+        if not self.busy:
+            sys.exit(0)
 
     def serving(self, connection: Connection) -> None:
         self.connection, self._gone, self._checked = connection, False, 0.0
 
     def __call__(self) -> bool:
+        if self.stopping:
+            return True
         now = time.monotonic()
         if self._gone or now - self._checked < _CHECK_GAP_S or self.connection is None:
             return self._gone
@@ -172,11 +189,12 @@ class _HungUp:
 def serve(options: Options, socket_path: Path, idle_s: float) -> int:
     """The kept process: load the model, then serve commands until idle for ``idle_s``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # the finally below removes the socket
+    hung_up = _HungUp()
+    signal.signal(signal.SIGTERM, hung_up.terminate)  # the finally blocks remove the socket
     pid_file = _pid_file(socket_path, os.getpid())
     pid_file.write_text(str(os.getpid()), encoding="utf-8")  # `folio models stop` finds it loading too
     try:
-        return _serve(options, socket_path, idle_s)
+        return _serve(options, socket_path, idle_s, hung_up)
     finally:
         pid_file.unlink(missing_ok=True)
 
@@ -185,7 +203,7 @@ def _pid_file(socket_path: Path, pid: int) -> Path:
     return socket_path.with_name(f"{socket_path.stem}.{pid}.pid")
 
 
-def _serve(options: Options, socket_path: Path, idle_s: float) -> int:
+def _serve(options: Options, socket_path: Path, idle_s: float, hung_up: _HungUp) -> int:
     from desktop_app.core.models.generate import LlamaGenerator
 
     failed = socket_path.with_suffix(".failed")
@@ -197,7 +215,8 @@ def _serve(options: Options, socket_path: Path, idle_s: float) -> int:
     except KnownError as exc:
         failed.write_text(f"{exc.message}\n{exc.hint}", encoding="utf-8")
         return 1
-    hung_up = _HungUp()
+    if hung_up.stopping:  # told to stop while loading (in a callback, where exiting is swallowed)
+        return 0
     generator.abort_reading_when(hung_up)
     key = authkey(socket_path.parent)
     listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -227,7 +246,7 @@ def _serve(options: Options, socket_path: Path, idle_s: float) -> int:
                 hung_up.serving(connection)
                 connection.send(Hello(ready, os.getpid(), served))
                 served += 1
-                stop = serve_requests(connection, generator, hung_up)
+                stop = _serve_command(connection, generator, hung_up)
             except (OSError, EOFError, AuthenticationError) as exc:  # a caller that gave up, or a stranger
                 logger.info("a command's connection failed: %s", exc)
                 stop = False
@@ -239,6 +258,26 @@ def _serve(options: Options, socket_path: Path, idle_s: float) -> int:
     finally:
         listening.close()
         socket_path.unlink(missing_ok=True)
+
+
+def _serve_command(connection: Connection, generator: LlamaGenerator, hung_up: _HungUp) -> bool:
+    """The worker's requests from one command until it hangs up (False) or the process is
+    to stop (True)."""
+    while True:
+        try:
+            request: Request | None = connection.recv()
+        except (EOFError, OSError):
+            return False
+        if request is None:
+            return True
+        hung_up.busy = True
+        try:
+            if not answer(connection, generator, request, hung_up):
+                return hung_up.stopping
+        finally:
+            hung_up.busy = False
+        if hung_up.stopping:
+            return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -214,15 +214,22 @@ def serve_requests(connection: Connection, generator: LlamaGenerator, cancelled:
             return False
         if request is None:
             return True
-        try:
-            try:
-                _serve(connection, generator, request, cancelled)
-            except KnownError as exc:
-                connection.send(Failed(exc.message, exc.hint))
-            except Cancelled:
-                connection.send(Stopped(generator.last_stats))
-        except (BrokenPipeError, OSError):
+        if not answer(connection, generator, request, cancelled):
             return False
+
+
+def answer(connection: Connection, generator: LlamaGenerator, request: Request, cancelled: Callable[[], bool]) -> bool:
+    """Serve one request; False when the caller hung up."""
+    try:
+        try:
+            _serve(connection, generator, request, cancelled)
+        except KnownError as exc:
+            connection.send(Failed(exc.message, exc.hint))
+        except Cancelled:
+            connection.send(Stopped(generator.last_stats))
+    except (BrokenPipeError, OSError):
+        return False
+    return True
 
 
 def _serve(connection: Connection, generator: LlamaGenerator, request: Request, cancelled: Callable[[], bool]) -> None:
