@@ -529,7 +529,7 @@ class KnowledgeBase:
 
             def generator() -> Generator:
                 model = self.generator()
-                if starts_model and self._worker is not None:
+                if starts_model and self._worker is not None and self._worker.load_s:  # 0: kept loaded
                     clock.counts["model_load_ms"] = round(self._worker.load_s * 1000)
                 if self._keep_model_s > 0 and not primed:
                     primed.append(self._prime_kept(model, question, settings, cancelled))

@@ -98,11 +98,31 @@ def test_two_folio_asks_share_one_kept_process_and_folio_models_stop_ends_it(
         assert second["model_start_s"] < 0.5 * first["model_start_s"] + 0.2, (first, second)
         assert figures[1]["cached_tokens"] > 200  # the prompt's head was kept from the first command
 
+        # Ctrl+C in a command mid-answer: the command ends at once, the kept process serves on.
+        command = subprocess.Popen([sys.executable, "-m", "desktop_app", "ask", "What does Title II of the DMCA limit?",
+                                    "--model", "small", "--max-tokens", "400", "--db", str(db), "--json"],
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert command.stdout is not None
+        for line in command.stdout:
+            if json.loads(line)["event"] == "token":
+                break
+        command.send_signal(signal.SIGINT)
+        began = time.monotonic()
+        assert command.wait(15) == 130 and time.monotonic() - began < 10
+        command.stdout.close()
+        assert _alive(pids[0])
+
         # A --no-keep-alive command starts no kept process and leaves this one alone.
         done = folio(["ask", "What does Title II of the DMCA limit?", "--model", "small", "--max-tokens", "16",
                       "--db", str(db), "--json", "--no-keep-alive"], env)
         assert done.returncode == 0, done.stderr
         assert [int(p.read_text()) for p in runtime.glob("*.*.pid")] == [pids[0]]
+
+        again = folio(["ask", "What does Title II of the DMCA limit?", "--model", "small", "--max-tokens", "16",
+                       "--db", str(db), "--json"], env)
+        assert again.returncode == 0, again.stderr
+        assert [int(p.read_text()) for p in runtime.glob("*.*.pid")] == [pids[0]]
+        assert '"model_load_ms"' not in again.stdout
 
         stopped = folio(["models", "stop"], env)
         assert stopped.returncode == 0 and f"process {pids[0]}" in stopped.stdout, stopped.stdout

@@ -60,6 +60,7 @@ IDLE_S = 300.0  # Ollama's keep_alive default: long enough for a run of question
 _SOCKET_MAX = 100  # AF_UNIX paths are limited to 108 bytes on Linux
 _CHECK_GAP_S = 0.01  # the hang-up check runs at most this often during a prefill (a select each)
 _STOP_WAIT_S = 5.0
+_LOG_MAX = 2_000_000  # the kept process's log (llama.cpp's load messages, ~10 kB a start) is rotated past this
 # The processes this one started: held (and reaped when they end) so that dropping one does
 # not warn that it is still running; it is not this process's to wait for.
 _started: list[subprocess.Popen[bytes]] = []
@@ -133,7 +134,7 @@ class Options:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def argv(self) -> list[str]:
-        return ["--model", str(self.model), "--context", str(self.context_tokens),
+        return ["--model", str(self.model.resolve()), "--context", str(self.context_tokens),
                 "--threads", str(self.threads or 0), "--seed", str(self.seed),
                 "--prompt-lookup", str(self.prompt_lookup), "--batch-threads", str(self.batch_threads or 0)]
 
@@ -361,7 +362,10 @@ class KeptGenerator(WorkerGenerator):
         self._pending = _connect(self.socket_path)
         if self._pending is None:
             self.socket_path.with_suffix(".failed").unlink(missing_ok=True)
-            log = open(paths.log_dir() / "kept-model.log", "ab")  # noqa: SIM115 - the child's stderr
+            log_path = paths.log_dir() / "kept-model.log"
+            if log_path.exists() and log_path.stat().st_size > _LOG_MAX:
+                log_path.replace(log_path.with_suffix(".log.1"))
+            log = open(log_path, "ab")  # noqa: SIM115 - the child's stderr
             try:
                 self._spawned = subprocess.Popen(
                     [sys.executable, "-m", "desktop_app.core.models.kept", *self._kept.argv(),
