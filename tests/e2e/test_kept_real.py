@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -222,3 +223,24 @@ def test_folio_models_stop_ends_a_busy_process_promptly(small_model_path: Path) 
     client.stdout.close()
     client.stderr.close()
     assert not list(kept.runtime_dir().glob("*.sock"))
+
+
+@pytest.mark.usefixtures("stop_kept")
+def test_a_second_command_waits_for_the_first_to_finish(small_model_path: Path) -> None:
+    first = _kept(small_model_path)
+    second = KeptGenerator(small_model_path, context_tokens=2048, threads=1, idle_s=60, wait=False)
+    try:
+        waited: list[float] = []
+        waiting = threading.Thread(target=lambda: waited.append(second.wait_ready()))
+        waiting.start()
+        waiting.join(1.5)
+        assert waiting.is_alive()  # the kept process is the first command's until it hangs up
+        assert "".join(first.stream(_messages(first, "Say hello."), max_tokens=4, temperature=0.0))
+        first.close()
+        waiting.join(30)
+        assert not waiting.is_alive() and waited and waited[0] > 1.0
+        assert second.pid == first.pid and second.reused
+        assert "".join(second.stream(_messages(second, "Say hello."), max_tokens=4, temperature=0.0))
+    finally:
+        first.close()
+        second.close()
