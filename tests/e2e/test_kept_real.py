@@ -244,3 +244,19 @@ def test_a_second_command_waits_for_the_first_to_finish(small_model_path: Path) 
     finally:
         first.close()
         second.close()
+
+
+@pytest.mark.usefixtures("stop_kept")
+def test_a_process_gone_while_a_command_connects_is_replaced(small_model_path: Path) -> None:
+    path = kept.runtime_dir() / f"{kept.Options(small_model_path, 2048, 1, 42, 0, None).key()}.sock"
+    ending = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ending.bind(str(path))
+    ending.listen(1)
+    generator = KeptGenerator(small_model_path, context_tokens=2048, threads=1, idle_s=60, wait=False)
+    ending.close()  # as a process whose idle time ran out with the command in its queue: its file stays
+    try:
+        generator.wait_ready()
+        assert not generator.reused and generator.load_s > 0 and generator.pid is not None
+        assert "".join(generator.stream(_messages(generator, "Say hello."), max_tokens=4, temperature=0.0))
+    finally:
+        generator.close()

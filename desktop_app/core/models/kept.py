@@ -256,9 +256,9 @@ def _serve(options: Options, socket_path: Path, idle_s: float, hung_up: _HungUp)
             if stop:
                 logger.info("kept model asked to stop")
                 return 0
-    finally:
-        listening.close()
+    finally:  # the name first: once it is gone a new command starts a new process, not this one's
         socket_path.unlink(missing_ok=True)
+        listening.close()
 
 
 def _serve_command(connection: Connection, generator: LlamaGenerator, hung_up: _HungUp) -> bool:
@@ -321,12 +321,15 @@ def _handshake(sock: socket.socket, key: bytes, deadline: float, alive: Callable
     """Prove the authkey and read the process's Hello; it answers once the command before
     this one is done, so this waits (until ``deadline``) while ``alive()``."""
     connection = Connection(sock.detach())
-    while not connection.poll(0.1):
-        if time.monotonic() > deadline or not alive():
-            connection.close()
-            raise KnownError("The kept answer model did not answer.", "Run `folio models stop` and ask again.")
-    answer_challenge(connection, key)
-    deliver_challenge(connection, key)
+    try:
+        while not connection.poll(0.1):
+            if time.monotonic() > deadline or not alive():
+                raise KnownError("The kept answer model did not answer.", "Run `folio models stop` and ask again.")
+        answer_challenge(connection, key)
+        deliver_challenge(connection, key)
+    except BaseException:
+        connection.close()
+        raise
     return connection
 
 
@@ -388,22 +391,25 @@ class KeptGenerator(WorkerGenerator):
         waiting = time.perf_counter()
         deadline = time.monotonic() + self._load_timeout_s
         try:
-            while self._pending is None:
-                if not self._spawned_alive():
-                    raise self._failed_to_load()
-                if time.monotonic() > deadline:
-                    raise KnownError(f"The answer model {self.path.name} took too long to load.",
-                                     "Pick a smaller GGUF file.")
-                time.sleep(0.02)
-                self._pending = _connect(self.socket_path)
-            sock, self._pending = self._pending, None
-            connection = _handshake(sock, authkey(self._folder), deadline, self._spawned_alive)
-            hello = connection.recv()
+            try:
+                connection, hello = self._hello(deadline)
+            except (EOFError, OSError) as exc:
+                if self._spawned is not None:
+                    raise
+                # The process ended between the connection and its answer (its idle time ran
+                # out just then, or it was stopped): start a fresh one, once.
+                logger.info("kept answer model gone while connecting (%s); starting one", exc)
+                self._start()
+                connection, hello = self._hello(deadline)
+        except (EOFError, OSError, AuthenticationError) as exc:
+            self._loading_since = None
+            self._kill()
+            raise ModelProcessDied(f"The kept answer model could not be reached ({exc}).",
+                                   "Run `folio models stop` and ask again.") from exc
         except BaseException:
             self._loading_since = None
             self._kill()
             raise
-        assert isinstance(hello, Hello), hello
         started, self._loading_since = self._loading_since, None
         self._connection, self._server_pid = connection, hello.pid
         self.reused = self._spawned is None or hello.pid != self._spawned.pid or hello.served > 0
@@ -418,6 +424,26 @@ class KeptGenerator(WorkerGenerator):
 
             self._vocab = Vocabulary(self.path)
         return time.perf_counter() - waiting
+
+    def _hello(self, deadline: float) -> tuple[Connection, Hello]:
+        """Connect (once the process this command started listens) and read its Hello."""
+        while self._pending is None:
+            if not self._spawned_alive():
+                raise self._failed_to_load()
+            if time.monotonic() > deadline:
+                raise KnownError(f"The answer model {self.path.name} took too long to load.",
+                                 "Pick a smaller GGUF file.")
+            time.sleep(0.02)
+            self._pending = _connect(self.socket_path)
+        sock, self._pending = self._pending, None
+        connection = _handshake(sock, authkey(self._folder), deadline, self._spawned_alive)
+        try:
+            hello = connection.recv()
+        except BaseException:
+            connection.close()
+            raise
+        assert isinstance(hello, Hello), hello
+        return connection, hello
 
     def _failed_to_load(self) -> KnownError:
         failed = self.socket_path.with_suffix(".failed")
