@@ -15,12 +15,12 @@ serves one command at a time; another waits for its turn. A command's hang-up (C
 a killed process) is its cancel: the process checks for it between decoded tokens and,
 through llama.cpp's abort callback, while it reads the prompt, then waits for the next
 command. A socket nobody listens on is removed and a fresh process started; ``folio
-models stop`` (:func:`stop_all`) ends them. POSIX only (:func:`supported`).
+models stop`` (:func:`stop_all`) ends them. POSIX only (:func:`supported`). This module is
+the command's side; the process is :mod:`~desktop_app.core.models.kept_server`.
 """
 
 from __future__ import annotations
 
-import argparse
 import errno
 import hashlib
 import logging
@@ -43,22 +43,18 @@ from desktop_app.core.errors import KnownError
 from desktop_app.core.models.worker import (
     ModelProcessDied,
     Ready,
-    Request,
     WorkerGenerator,
-    answer,
     death_reason,
-    ready_of,
 )
 
 if TYPE_CHECKING:
-    from desktop_app.core.models.generate import LlamaGenerator
+    pass
 
 logger = logging.getLogger(__name__)
 
 IDLE_ENV = "FOLIO_KEEP_ALIVE"  # seconds a kept process waits for the next command; 0: none kept
 IDLE_S = 300.0  # Ollama's keep_alive default: long enough for a run of questions
 _SOCKET_MAX = 100  # AF_UNIX paths are limited to 108 bytes on Linux
-_CHECK_GAP_S = 0.01  # the hang-up check runs at most this often during a prefill (a select each)
 _STOP_WAIT_S = 5.0
 _LOG_MAX = 2_000_000  # the kept process's log (llama.cpp's load messages, ~10 kB a start) is rotated past this
 # The processes this one started: held (and reaped when they end) so that dropping one does
@@ -139,6 +135,10 @@ class Options:
                 "--prompt-lookup", str(self.prompt_lookup), "--batch-threads", str(self.batch_threads or 0)]
 
 
+def pid_file(socket_path: Path, pid: int) -> Path:
+    return socket_path.with_name(f"{socket_path.stem}.{pid}.pid")
+
+
 @dataclass(frozen=True)
 class Hello:
     """What a kept process says to each command it serves."""
@@ -146,156 +146,6 @@ class Hello:
     ready: Ready
     pid: int
     served: int  # commands served before this one
-
-
-# ---------------------------------------------------------------------------- the kept process
-
-
-class _HungUp:
-    """True once the command being served has hung up (its socket reads EOF): its cancel;
-    also once the process is told to stop. Checked at most every _CHECK_GAP_S, since
-    llama.cpp asks between graph nodes."""
-
-    def __init__(self) -> None:
-        self.connection: Connection | None = None
-        self._checked = 0.0
-        self._gone = False
-        self.busy = False  # a request is being answered (llama.cpp may be running)
-        self.stopping = False  # SIGTERM came (folio models stop)
-
-    def terminate(self, *_: object) -> None:
-        """SIGTERM: exit now when idle; when busy, cancel the request and exit after it (an
-        exception raised inside llama.cpp's abort callback would be swallowed by ctypes)."""
-        self.stopping = True
-        if not self.busy:
-            sys.exit(0)
-
-    def serving(self, connection: Connection) -> None:
-        self.connection, self._gone, self._checked = connection, False, 0.0
-
-    def __call__(self) -> bool:
-        if self.stopping:
-            return True
-        now = time.monotonic()
-        if self._gone or now - self._checked < _CHECK_GAP_S or self.connection is None:
-            return self._gone
-        self._checked = now
-        try:  # nothing is sent during a request: readable means the caller's end closed
-            self._gone = self.connection.poll(0)
-        except (OSError, EOFError):
-            self._gone = True
-        return self._gone
-
-
-def serve(options: Options, socket_path: Path, idle_s: float) -> int:
-    """The kept process: load the model, then serve commands until idle for ``idle_s``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    hung_up = _HungUp()
-    signal.signal(signal.SIGTERM, hung_up.terminate)  # the finally blocks remove the socket
-    pid_file = _pid_file(socket_path, os.getpid())
-    pid_file.write_text(str(os.getpid()), encoding="utf-8")  # `folio models stop` finds it loading too
-    try:
-        return _serve(options, socket_path, idle_s, hung_up)
-    finally:
-        pid_file.unlink(missing_ok=True)
-
-
-def _pid_file(socket_path: Path, pid: int) -> Path:
-    return socket_path.with_name(f"{socket_path.stem}.{pid}.pid")
-
-
-def _serve(options: Options, socket_path: Path, idle_s: float, hung_up: _HungUp) -> int:
-    from desktop_app.core.models.generate import LlamaGenerator
-
-    failed = socket_path.with_suffix(".failed")
-    begun = time.perf_counter()
-    try:
-        generator = LlamaGenerator(options.model, context_tokens=options.context_tokens, threads=options.threads,
-                                   seed=options.seed, prompt_lookup=options.prompt_lookup,
-                                   batch_threads=options.batch_threads)
-    except KnownError as exc:
-        failed.write_text(f"{exc.message}\n{exc.hint}", encoding="utf-8")
-        return 1
-    if hung_up.stopping:  # told to stop while loading (in a callback, where exiting is swallowed)
-        return 0
-    generator.abort_reading_when(hung_up)
-    key = authkey(socket_path.parent)
-    listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        listening.bind(str(socket_path))
-    except OSError as exc:  # another process won the race for this socket
-        logger.info("kept model not started: %s", exc)
-        listening.close()
-        return 0
-    listening.listen(8)
-    listening.settimeout(idle_s)  # accept() times out when no command came for idle_s
-    logger.info("kept model %s loaded in %.1f s, serving at %s", options.model.name,
-                time.perf_counter() - begun, socket_path)
-    ready, served = ready_of(generator), 0
-    try:
-        while True:
-            try:
-                accepted, _ = listening.accept()
-            except TimeoutError:
-                logger.info("kept model idle for %.0f s: exiting", idle_s)
-                return 0
-            accepted.setblocking(True)
-            connection = Connection(accepted.detach())
-            try:  # as multiprocessing's Listener.accept does with an authkey
-                deliver_challenge(connection, key)
-                answer_challenge(connection, key)
-                hung_up.serving(connection)
-                connection.send(Hello(ready, os.getpid(), served))
-                served += 1
-                stop = _serve_command(connection, generator, hung_up)
-            except (OSError, EOFError, AuthenticationError) as exc:  # a caller that gave up, or a stranger
-                logger.info("a command's connection failed: %s", exc)
-                stop = False
-            finally:
-                connection.close()
-            if stop:
-                logger.info("kept model asked to stop")
-                return 0
-    finally:  # the name first: once it is gone a new command starts a new process, not this one's
-        socket_path.unlink(missing_ok=True)
-        listening.close()
-
-
-def _serve_command(connection: Connection, generator: LlamaGenerator, hung_up: _HungUp) -> bool:
-    """The worker's requests from one command until it hangs up (False) or the process is
-    to stop (True)."""
-    while True:
-        try:
-            request: Request | None = connection.recv()
-        except (EOFError, OSError):
-            return False
-        if request is None:
-            return True
-        hung_up.busy = True
-        try:
-            if not answer(connection, generator, request, hung_up):
-                return hung_up.stopping
-        finally:
-            hung_up.busy = False
-        if hung_up.stopping:
-            return True
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Folio's kept answer model process (started by folio ask)")
-    parser.add_argument("--model", type=Path, required=True)
-    parser.add_argument("--context", type=int, required=True)
-    parser.add_argument("--threads", type=int, default=0)
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--prompt-lookup", type=int, default=0)
-    parser.add_argument("--batch-threads", type=int, default=0)
-    parser.add_argument("--socket", type=Path, required=True)
-    parser.add_argument("--idle", type=float, required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-    options = Options(args.model, args.context, args.threads or None, args.seed, args.prompt_lookup,
-                      args.batch_threads or None)
-    return serve(options, args.socket, args.idle)
 
 
 # ---------------------------------------------------------------------------- the command's side
@@ -315,6 +165,23 @@ def _connect(socket_path: Path) -> socket.socket | None:
             raise
         return None
     return sock
+
+
+def reusable_bind(listening: socket.socket, socket_path: Path) -> bool:
+    """Bind to ``socket_path`` unless a live process listens there (False); a stale socket
+    file is removed first."""
+    for _ in range(2):
+        try:
+            listening.bind(str(socket_path))
+            return True
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+        sock = _connect(socket_path)  # removes a stale file
+        if sock is not None:
+            sock.close()
+            return False
+    return False
 
 
 def _handshake(sock: socket.socket, key: bytes, deadline: float, alive: Callable[[], bool]) -> Connection:
@@ -371,7 +238,7 @@ class KeptGenerator(WorkerGenerator):
             log = open(log_path, "ab")  # noqa: SIM115 - the child's stderr
             try:
                 self._spawned = subprocess.Popen(
-                    [sys.executable, "-m", "desktop_app.core.models.kept", *self._kept.argv(),
+                    [sys.executable, "-m", "desktop_app.core.models.kept_server", *self._kept.argv(),
                      "--socket", str(self.socket_path), "--idle", str(self._idle_s)],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                     start_new_session=True, close_fds=True)
@@ -430,6 +297,10 @@ class KeptGenerator(WorkerGenerator):
         while self._pending is None:
             if not self._spawned_alive():
                 raise self._failed_to_load()
+            if self._spawned is not None and self._spawned.poll() == 0 and not self.socket_path.exists():
+                self._spawned = None  # it lost a race to a process that is gone by now: start another
+                self._start()
+                continue
             if time.monotonic() > deadline:
                 raise KnownError(f"The answer model {self.path.name} took too long to load.",
                                  "Pick a smaller GGUF file.")
@@ -522,10 +393,3 @@ def stop_all() -> list[int]:
         if sock is not None:
             sock.close()
     return stopped
-
-
-if __name__ == "__main__":
-    # Through the module's own name: what it pickles (Hello) must unpickle as kept.Hello.
-    from desktop_app.core.models.kept import main as kept_main
-
-    sys.exit(kept_main())

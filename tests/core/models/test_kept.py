@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.errors import KnownError
-from desktop_app.core.models import kept
+from desktop_app.core.models import kept, kept_server
 
 
 def test_the_runtime_folder_and_authkey_are_the_users_alone(folio_home: Path) -> None:
@@ -64,10 +64,25 @@ def test_a_stale_socket_is_removed_and_nothing_is_reported_stopped() -> None:
 
 def test_a_callers_hang_up_reads_as_cancelled() -> None:
     ours, theirs = multiprocessing.Pipe(duplex=True)
-    hung_up = kept._HungUp()
+    hung_up = kept_server._HungUp()
     hung_up.serving(ours)
     assert not hung_up()
     theirs.close()
     hung_up._checked = 0.0  # the next check is not rate-limited
     assert hung_up() and hung_up()
     ours.close()
+
+
+def test_a_process_binds_over_a_stale_socket_but_not_over_a_live_one() -> None:
+    path = kept.runtime_dir() / "fedcba9876543210.sock"
+    left = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    left.bind(str(path))
+    left.close()  # stale
+    mine = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    assert kept.reusable_bind(mine, path)
+    mine.listen(1)
+    other = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    assert not kept.reusable_bind(other, path)  # a live process serves it
+    assert path.exists()
+    other.close()
+    mine.close()
