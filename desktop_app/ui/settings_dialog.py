@@ -74,7 +74,9 @@ class SettingsDialog(QDialog):
         self.sources = self._spin("Sources per answer", 1, 20, self.current.sources_per_answer)
         self.max_tokens = self._spin("Max answer tokens", 16, 4096, self.current.max_tokens)
         self.threads = self._spin("CPU threads", 1, 256, self.current.threads)
-        self.threads.setToolTip(f"This computer has {os.cpu_count() or '?'} logical cores; leave one for the window.")
+        self.threads.setToolTip(f"Threads that write the answer. This computer has {os.cpu_count() or '?'} logical"
+                                " cores; leave one for the window. The question's sources are read with"
+                                " every core free at that moment.")
         self.temperature = QDoubleSpinBox(self)
         self.temperature.setRange(0.0, 2.0)
         self.temperature.setSingleStep(0.05)
