@@ -16,8 +16,9 @@ Modes:
 - ``threads``: prefill seconds with llama.cpp's n_threads_batch 1 and 2, alternately on
   the same prompts (the machine may be busy with other work: medians and their ratio).
 - ``steer``: decode tokens/s with the steering on and off, alternately on the same prompts.
-- ``answers``: each question's answer text and citations at temperature 0 as JSON lines
-  (run it on two commits and diff the files: the same text and citations).
+- ``answers``: each question's answer text and citations at temperature 0 as JSON lines,
+  with the threads that read its prompt (run it on two commits and diff the text and
+  citations: the same whatever the threads).
 - ``followup``: what a conversation adds before the first word. For each follow-up pair
   of bench/data/followup_pairs.jsonl (``--half`` by bench/followup.py's split), after its
   first question: the follow-up asked in the conversation (``--follow-up``: the rules and
@@ -322,7 +323,8 @@ def answers(args: argparse.Namespace) -> None:
                 async for event in kb.ask(question):
                     if event.event == "answer_finished":
                         row.update(text=event.text, citations={k: [list(s) for s in v]
-                                                               for k, v in event.citations.items()})
+                                                               for k, v in event.citations.items()},
+                                   prefill_threads=(event.stats or {}).get("prefill_threads", 0))
                     elif event.event == "failed":
                         row["failed"] = event.error
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -38,7 +38,7 @@ class Settings:
     threads: int = dataclasses.field(default_factory=_default_threads)
     context_tokens: int = 4096
     # After an answer, ask the model whether each checked sentence's passage says it (its
-    # P(yes) decides green, amber or red: core/verdicts/judge.py), at most MAX_JUDGED
+    # P(yes) decides green or not confirmed, and whether a red stays: core/verdicts/judge.py), at most MAX_JUDGED
     # questions and none started after judge_budget_s (bench/verdicts.py: ~2-3 s each).
     judge: bool = True
     judge_budget_s: float = 30.0  # no new judge question after this many seconds

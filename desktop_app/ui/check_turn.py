@@ -3,7 +3,7 @@
 The checked text becomes the turn's text with a numbered chip after each sentence that has
 a supporting passage; the chip is an ordinary citation marker whose source is that passage,
 and the sentence's verdict an ordinary :class:`ClaimVerdict` citing it. So the text reads
-with the answers' underlines (green, amber, red) and tooltips, and a chip (or F8) opens the
+with the answers' underlines (green, blue-grey, red, grey) and tooltips, and a chip (or F8) opens the
 page with the support highlighted exactly as a citation does. Sentences that share a
 passage share its number.
 

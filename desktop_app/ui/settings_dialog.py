@@ -74,7 +74,9 @@ class SettingsDialog(QDialog):
         self.sources = self._spin("Sources per answer", 1, 20, self.current.sources_per_answer)
         self.max_tokens = self._spin("Max answer tokens", 16, 4096, self.current.max_tokens)
         self.threads = self._spin("CPU threads", 1, 256, self.current.threads)
-        self.threads.setToolTip(f"This computer has {os.cpu_count() or '?'} logical cores; leave one for the window.")
+        self.threads.setToolTip(f"Threads that write the answer. This computer has {os.cpu_count() or '?'} logical"
+                                " cores; leave one for the window. The question's sources are read with"
+                                " every core free at that moment.")
         self.temperature = QDoubleSpinBox(self)
         self.temperature.setRange(0.0, 2.0)
         self.temperature.setSingleStep(0.05)
@@ -88,8 +90,10 @@ class SettingsDialog(QDialog):
         self.judge.setAccessibleName("Check sentences with the model")
         self.judge.setToolTip(
             "The model reads the cited passage of each checked sentence (at most 8 an answer)"
-            " and Folio reads how likely its \"yes\" is: green needs 97%, a green sentence"
-            " below 80% turns amber, below 50% red; the underline changes in place. Each"
+            " and Folio reads how likely its \"yes\" is: a sentence turns green only where that is"
+            " high, a green one whose \"yes\" is doubtful becomes not confirmed, and a red one"
+            " stays red only where the model also doubts the passage says it (thresholds and"
+            " their figures: docs/evaluation.md); the underline changes in place. Each"
             " question takes about 2-3 s on two cores (bench/verdicts.py); answers are cached"
             " per sentence and passage. Off: the rule checks alone.")
         self.ocr = QCheckBox("Read scanned pages with OCR when indexing (about 3 s a page)", self)

@@ -30,3 +30,10 @@ def test_the_first_word_line_lists_the_steps_that_took_time_in_order() -> None:
     assert "prompt packing" not in line  # 4 ms: left out
     assert line.endswith("(11 token counts to pack the prompt)")
     assert first_word_line({"prompt_tokens": 3}) == ""
+
+
+def test_the_first_word_line_says_how_many_threads_read_the_prompt() -> None:
+    two = {**STATS, "first_word": {**STATS["first_word"], "prefill_threads": 2}}
+    assert "reading the prompt (452 tokens, 2 threads) 3.90 s" in first_word_line(two)
+    one = {**STATS, "first_word": {**STATS["first_word"], "prefill_threads": 1}}
+    assert "reading the prompt (452 tokens, 1 thread) 3.90 s" in first_word_line(one)
