@@ -23,6 +23,7 @@ from desktop_app.core.answer import prompts
 from desktop_app.core.errors import Cancelled
 from desktop_app.core.models import kept
 from desktop_app.core.models.kept import KeptGenerator
+from desktop_app.core.models.worker import WorkerGenerator
 
 pytestmark = pytest.mark.e2e
 
@@ -54,7 +55,7 @@ def stop_kept() -> Iterator[None]:
     kept.stop_all()
 
 
-def _messages(generator: KeptGenerator, question: str) -> list[dict[str, str]]:
+def _messages(generator: WorkerGenerator, question: str) -> list[dict[str, str]]:
     return prompts.build_prompt(question, [], count_tokens=generator.count_tokens,
                                 context_tokens=generator.context_tokens, answer_tokens=64,
                                 language="en").messages
@@ -167,6 +168,7 @@ CLIENT = """
 import sys
 from desktop_app.core.answer import prompts
 from desktop_app.core.models.kept import KeptGenerator
+from desktop_app.core.models.worker import WorkerGenerator
 g = KeptGenerator(sys.argv[1], context_tokens=2048, threads=1, idle_s=60)
 m = prompts.build_prompt("Write a long story about a lighthouse keeper.", [], count_tokens=g.count_tokens,
                          context_tokens=2048, answer_tokens=400, language="en").messages
@@ -260,3 +262,21 @@ def test_a_process_gone_while_a_command_connects_is_replaced(small_model_path: P
         assert "".join(generator.stream(_messages(generator, "Say hello."), max_tokens=4, temperature=0.0))
     finally:
         generator.close()
+
+
+@pytest.mark.usefixtures("stop_kept")
+def test_each_command_samples_as_a_freshly_loaded_model_would(small_model_path: Path) -> None:
+    fresh = WorkerGenerator(small_model_path, context_tokens=2048, threads=1)
+    try:
+        messages = _messages(fresh, "Invent a name for a cat.")
+        expected = "".join(fresh.stream(messages, max_tokens=12, temperature=1.0))
+    finally:
+        fresh.close()
+    texts = []
+    for _ in range(2):  # two commands, each with its own connection to the one kept process
+        generator = _kept(small_model_path)
+        try:
+            texts.append("".join(generator.stream(messages, max_tokens=12, temperature=1.0)))
+        finally:
+            generator.close()
+    assert texts == [expected, expected]

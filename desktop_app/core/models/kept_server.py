@@ -119,6 +119,7 @@ def _serve(options: Options, socket_path: Path, idle_s: float, hung_up: _HungUp)
                 deliver_challenge(connection, key)
                 answer_challenge(connection, key)
                 hung_up.serving(connection)
+                generator.restart_sampling()
                 connection.send(Hello(ready, os.getpid(), served))
                 served += 1
                 stop = _serve_command(connection, generator, hung_up)
