@@ -71,7 +71,7 @@ def folio(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[s
 
 
 def test_two_folio_asks_share_one_kept_process_and_folio_models_stop_ends_it(
-    tmp_path: Path, shared_dir: Path, small_model_path: Path, embedder_dir: Path,
+    tmp_path: Path, shared_dir: Path, small_model_path: Path, embedder_dir: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -80,7 +80,8 @@ def test_two_folio_asks_share_one_kept_process_and_folio_models_stop_ends_it(
                FOLIO_KEEP_ALIVE="60")
     db = tmp_path / "library.duckdb"
     assert folio(["index", str(folder), "--db", str(db)], env).returncode == 0
-    runtime = tmp_path / "home" / "data" / "run"
+    monkeypatch.setenv("FOLIO_HOME", env["FOLIO_HOME"])
+    runtime = kept.runtime_dir()  # the commands' folder (a short one in /tmp when FOLIO_HOME is deep)
     try:
         figures, pids = [], []
         for question in ("What does Title II of the DMCA limit?",) * 2:
