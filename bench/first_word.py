@@ -7,9 +7,12 @@ Modes:
   opens (model process started, one prompt head per language read and kept), then each
   question through ``KnowledgeBase.ask``; prints each step of ``stats["first_word"]`` as a
   median, time to first token ÷ prefill_s, and the first visible word.
-- ``cold``: the command line's path. A fresh ``folio ask --json`` per question (interpreter,
-  imports, model load, the whole prompt read); prints the same medians, the model's load
-  time and the wall time from starting the command to its first visible word.
+- ``cold``: the command line's path. A fresh ``folio ask --json --no-keep-alive`` per
+  question (interpreter, imports, model load, the whole prompt read); prints the same
+  medians, the model's load time and the wall time from starting the command to its first
+  visible word. With ``--keep-alive`` each question is also asked through the model kept
+  loaded between commands (core/models/kept.py), in alternating order; the command that
+  starts the kept model is reported on its own.
 - ``threads``: prefill seconds with llama.cpp's n_threads_batch 1 and 2, alternately on
   the same prompts (the machine may be busy with other work: medians and their ratio).
 - ``steer``: decode tokens/s with the steering on and off, alternately on the same prompts.
@@ -165,36 +168,65 @@ def warm(args: argparse.Namespace) -> None:
     report(f"warm path (the window), {args.half} half", asyncio.run(run()))
 
 
+def _command(args: argparse.Namespace, env: dict[str, str], qid: str, question: str, keep: bool) -> dict[str, Any]:
+    """One `folio ask --json`: its figures and the wall time to its first visible word."""
+    begun = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "desktop_app", "ask", question, "--db", str(args.db), "--json",
+         *([] if keep else ["--no-keep-alive"])],
+        stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
+    assert process.stdout is not None
+    row: dict[str, Any] = {"id": qid, "stats": {}}
+    written = ""
+    for line in process.stdout:
+        event = json.loads(line)
+        if event["event"] == "token":
+            written += event["text"]
+            if "wall_first_word_s" not in row and any(ch.isalnum() for ch in written):
+                row["wall_first_word_s"] = time.perf_counter() - begun
+        elif event["event"] == "answer_finished":
+            row.update(stats=event["stats"], first_word=event["stats"].get("first_word", {}))
+    process.wait()
+    print(f"  {qid} ({'kept model' if keep else 'own model'}): command to first word"
+          f" {row.get('wall_first_word_s', float('nan')):.2f} s, in-process first word"
+          f" {row.get('first_word', {}).get('first_word_s', float('nan')):.2f} s,"
+          f" {row['stats'].get('cached_tokens', 0)} tokens cached", flush=True)
+    return row
+
+
 def cold(args: argparse.Namespace) -> None:
-    rows = []
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    """With --keep-alive: the first command starts the kept model (reported on its own), then
+    each question is asked with the kept model and with a model of its own, in alternating
+    order, so that a busy neighbour favours neither."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), FOLIO_KEEP_ALIVE="600")
     config = Path(os.environ.get("FOLIO_HOME", "/tmp")) / "config"
     config.mkdir(parents=True, exist_ok=True)
     (config / "settings.toml").write_text(f"max_tokens = {args.max_tokens}\ntemperature = {args.temperature}\n"
                                           "judge = false\n", encoding="utf-8")
-    for _ in range(args.runs):
-        for qid, question in questions(args.half):
-            begun = time.perf_counter()
-            process = subprocess.Popen(
-                [sys.executable, "-m", "desktop_app", "ask", question, "--db", str(args.db), "--json"],
-                stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
-            assert process.stdout is not None
-            row: dict[str, Any] = {"id": qid, "stats": {}}
-            written = ""
-            for line in process.stdout:
-                event = json.loads(line)
-                if event["event"] == "token":
-                    written += event["text"]
-                    if "wall_first_word_s" not in row and any(ch.isalnum() for ch in written):
-                        row["wall_first_word_s"] = time.perf_counter() - begun
-                elif event["event"] == "answer_finished":
-                    row.update(stats=event["stats"], first_word=event["stats"].get("first_word", {}))
-            process.wait()
-            print(f"  {qid}: command to first word {row.get('wall_first_word_s', float('nan')):.2f} s,"
-                  f" in-process first word {row.get('first_word', {}).get('first_word_s', float('nan')):.2f} s",
-                  flush=True)
-            rows.append(row)
-    report(f"cold path (a fresh `folio ask` each), {args.half} half", rows)
+    asked = questions(args.half)
+    rows: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+    first: list[dict[str, Any]] = []
+    if args.keep_alive:
+        subprocess.run([sys.executable, "-m", "desktop_app", "models", "stop"], env=env, cwd=REPO, check=True)
+        first.append(_command(args, env, *asked[0], keep=True))
+    try:
+        for run in range(args.runs):
+            for n, (qid, question) in enumerate(asked):
+                order = ((True, False) if (n + run) % 2 == 0 else (False, True)) if args.keep_alive else (False,)
+                for keep in order:
+                    rows[keep].append(_command(args, env, qid, question, keep))
+    finally:
+        if args.keep_alive:
+            subprocess.run([sys.executable, "-m", "desktop_app", "models", "stop"], env=env, cwd=REPO, check=True)
+    report(f"cold path (a fresh `folio ask` each, its own model), {args.half} half", rows[False])
+    if args.keep_alive:
+        report("the first command, which starts the kept model (not in the medians below)", first)
+        report(f"kept model (`folio ask` reusing it), {args.half} half", rows[True])
+        pairs = [(a["wall_first_word_s"], b["wall_first_word_s"]) for a, b in zip(rows[True], rows[False], strict=True)
+                 if a.get("wall_first_word_s") and b.get("wall_first_word_s")]
+        if pairs:
+            print(f"\nkept ÷ own model, command start -> first word, median of the per-question ratios:"
+                  f" {median([a / b for a, b in pairs]):.2f} ({len(pairs)} questions)")
 
 
 def _prompts(args: argparse.Namespace, generator: Any) -> list[tuple[list[dict[str, str]], Any]]:
@@ -438,6 +470,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--out", type=Path, help="answers: the JSON lines file")
     parser.add_argument("--warm", action="store_true", help="answers: warm up as the window does first")
+    parser.add_argument("--keep-alive", action="store_true",
+                        help="cold: also ask each question through the kept model (core/models/kept.py)")
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
     parser.add_argument("--prompt-tokens", type=int, default=0, help="threads: read only the first N tokens")
     parser.add_argument("--ids", default="", help="comma-separated question ids: these only, in this order")

@@ -99,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--searched", default=None, metavar="TEXT",
                    help="search for TEXT instead of the question (or of what Folio made of a follow-up)")
     p.add_argument("--json", action="store_true", help="one event per line, as the facade yields them")
+    p.add_argument("--no-keep-alive", dest="keep_alive", action="store_false",
+                   help="load the model for this command only (default: kept loaded for the next"
+                        " command, FOLIO_KEEP_ALIVE seconds, 300 unless set; `folio models stop` ends it)")
     p.add_argument("--stats", action="store_true",
                    help="print the model's figures (prompt and cached tokens, the prompt's reading"
                         " time, decode tokens/s, the prompt-lookup draft's accept rate) and where"
@@ -134,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="default | small | PATH.gguf")
     server_options(p)
     p.add_argument("--max-tokens", type=int, default=256)
+    p.add_argument("--no-keep-alive", dest="keep_alive", action="store_false",
+                   help="load the model for this command only (see folio ask --help)")
 
     p = sub.add_parser("embed", help="the embedder's vector of each text")
     p.add_argument("text", nargs="+")
@@ -150,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--default", dest="which", action="store_const", const="default")
     group.add_argument("--all", dest="which", action="store_const", const="all")
     msub.add_parser("list", help="show installed models")
+    msub.add_parser("stop", help="end the answer model kept loaded between commands")
     return parser
 
 
@@ -181,7 +187,12 @@ def _knowledge_base(args: argparse.Namespace) -> Any:
         settings = settings.replace(answer_model=settings_mod.SERVER, server_url=url,
                                     server_model=args.server_model or (settings.server_model if not args.server else ""))
         settings.validate()
-    return KnowledgeBase(db_path=args.db, settings=settings)
+    keep_model_s = 0.0
+    if getattr(args, "keep_alive", False) and settings.answer_model != settings_mod.SERVER:
+        from desktop_app.services.models_service import keep_alive_seconds
+
+        keep_model_s = keep_alive_seconds()
+    return KnowledgeBase(db_path=args.db, settings=settings, keep_model_s=keep_model_s)
 
 
 async def _index(args: argparse.Namespace) -> int:
@@ -423,6 +434,11 @@ async def _embed(args: argparse.Namespace) -> int:
 def _models(args: argparse.Namespace) -> int:
     from desktop_app.services import models_service as models
 
+    if args.models_command == "stop":
+        stopped = models.stop_kept_models()
+        print(f"stopped the kept answer model (process {', '.join(map(str, stopped))})" if stopped
+              else "no answer model was kept loaded")
+        return 0
     if args.models_command == "list":
         for m in models.list_models():
             state = "installed" if m.installed else "missing"

@@ -98,8 +98,12 @@ class KnowledgeBase:
         *,
         embedder: Embedder | None = None,
         generator: Generator | None = None,
+        keep_model_s: float = 0.0,
     ) -> None:
         self.settings = settings or settings_mod.load()
+        # The command line's answer model outlives the command for this many idle seconds
+        # (core/models/kept.py); 0: a process of its own, ended with the facade (the window).
+        self._keep_model_s = keep_model_s
         self.db_path = Path(db_path) if db_path else paths.db_path(self.settings.data_dir)
         self._store: Store | None = None
         self._archive: AnswerArchive | None = None
@@ -216,6 +220,16 @@ class KnowledgeBase:
 
         # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
         path = models.resolve_answer_model(self.settings.answer_model)
+        if self._keep_model_s > 0:
+            from desktop_app.core.models import kept
+
+            if kept.supported():
+                self._worker = kept.KeptGenerator(
+                    path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
+                    prompt_lookup=self.settings.prompt_lookup, idle_s=self._keep_model_s, wait=False,
+                )
+                self._generator = self._worker
+                return
         self._worker = WorkerGenerator(
             path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
             prompt_lookup=self.settings.prompt_lookup, wait=False,
@@ -275,6 +289,27 @@ class KnowledgeBase:
 
         self._ready = self._llm_pool.submit(prime, languages[0], languages[1:])
         return self._ready
+
+    def _prime_kept(self, generator: Generator, question: str, settings: Settings,
+                    cancelled: Callable[[], bool]) -> bool:
+        """A kept model (the command line's) keeps the fixed head of each prompt language it
+        has read, as the window's primed one does: the next command's question in that
+        language reads only what follows it. Quick when the head is kept already; when not,
+        it is the reading the prompt needed anyway. True when the head is cached."""
+        if settings.citation_style != CitationStyle.LABEL:
+            return False
+        from desktop_app.core.answer import prompts
+        from desktop_app.core.text.words import question_language
+
+        packed = prompts.build_prompt(
+            "", [], count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
+            answer_tokens=settings.max_tokens, language=question_language(question, settings.prompt_language),
+        )
+        try:
+            return generator.prime(packed.messages, cancelled) > 0
+        except KnownError as exc:  # the answer reports it
+            logger.info("kept answer model not primed: %s", exc)
+            return False
 
     async def answer_model_ready(self) -> int:
         """Wait until the answer model is loaded and its first prompt head read (the window
@@ -490,10 +525,14 @@ class KnowledgeBase:
             except KnownError as exc:  # reported by generator_factory when the model is needed
                 logger.info("answer model not started: %s", exc)
 
+            primed: list[bool] = []
+
             def generator() -> Generator:
                 model = self.generator()
-                if starts_model and self._worker is not None:
+                if starts_model and self._worker is not None and self._worker.load_s:  # 0: kept loaded
                     clock.counts["model_load_ms"] = round(self._worker.load_s * 1000)
+                if self._keep_model_s > 0 and not primed:
+                    primed.append(self._prime_kept(model, question, settings, cancelled))
                 return model
 
             try:

@@ -46,7 +46,9 @@ __all__ = [  # the first run also needs the sample folder and a readable size
     "describe_answer_model",
     "human_size",
     "install",
+    "keep_alive_seconds",
     "list_models",
+    "stop_kept_models",
     "write_samples",
     "describe_embedder",
 ]
@@ -218,3 +220,18 @@ class ModelInstall:
         await asyncio.sleep(0)  # progress callbacks queued before the result run first
         logger.info("installed the %s models: %s", self.which, ", ".join(p.name for p in result))
         return result
+
+
+def keep_alive_seconds() -> float:
+    """How long the command line's answer model stays loaded after a command (FOLIO_KEEP_ALIVE;
+    0 where it cannot be kept: not POSIX)."""
+    from desktop_app.core.models import kept
+
+    return kept.idle_seconds() if kept.supported() else 0.0
+
+
+def stop_kept_models() -> list[int]:
+    """End the answer models kept loaded between commands (``folio models stop``): their pids."""
+    from desktop_app.core.models import kept
+
+    return kept.stop_all()

@@ -305,3 +305,20 @@ def test_ocr_lines_of_a_cited_span_come_boxed_as_the_viewer_draws_them(tmp_path:
         assert asyncio.run(kb.ocr_lines(doc.doc_id, 2, 0, 10)) == []  # no such page
     finally:
         close(kb)
+
+
+def test_a_kept_model_is_primed_with_the_questions_own_head_before_it_answers(folder: Path, tmp_path: Path) -> None:
+    gen = FakeGenerator(["Damage must be reported within 30 days [1]."])
+    kb = KnowledgeBase(tmp_path / "lib.duckdb", Settings(), embedder=FakeEmbedder(), generator=gen,
+                       keep_model_s=60.0)
+    collect(kb.index(folder))
+    collect(kb.ask("How long does the tenant have to report damage?"))
+    # Only the question's language, once, before the prompt that shares its head is read.
+    assert len(gen.primes) == 1 and gen.primes[0][0]["content"].startswith("You are Folio")
+    assert gen.primes[0][:-1] == gen.prompts[-1][:-1]
+    close(kb)
+    plain = make_kb(tmp_path / "plain", FakeGenerator(["Damage must be reported within 30 days [1]."]))
+    collect(plain.index(folder))
+    collect(plain.ask("How long does the tenant have to report damage?"))
+    assert not hasattr(plain._generator, "primes")  # the window primes at start, not per question
+    close(plain)

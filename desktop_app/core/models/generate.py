@@ -263,6 +263,7 @@ class LlamaGenerator:
         # prompt_lookup > 0: draft that many tokens a step by prompt lookup (LOOKUP_TOKENS).
         self._draft = _CountingLookup(prompt_lookup) if prompt_lookup > 0 else None
         self.speed = SpeedMeter()
+        self._seed = seed
         try:
             self._llm = Llama(
                 model_path=str(path), n_ctx=context_tokens, n_threads=self.threads,
@@ -298,6 +299,11 @@ class LlamaGenerator:
         # Arms llama.cpp's abort callback while the prompt is read, so that a cancel stops a
         # prefill step midway (abort_reading_when).
         self.abort_hook: Callable[[bool], None] | None = None
+
+    def restart_sampling(self) -> None:
+        """Sample the next answers as a freshly loaded model would (each answer draws its seed
+        from the one before): a kept model answers a command as the command's own would."""
+        self._llm.set_seed(self._seed)
 
     def abort_reading_when(self, flag: Callable[[], bool]) -> None:
         """Let llama.cpp stop reading a prompt midway (between graph nodes) once ``flag()``

@@ -196,24 +196,40 @@ def _worker_main(connection: Connection, flag: ctypes.c_int, path: str, context_
         return
     cancelled: Callable[[], bool] = lambda: bool(flag.value)  # noqa: E731
     generator.abort_reading_when(cancelled)
-    connection.send(Ready(generator.model_id, generator.context_tokens, generator.threads,
-                          generator.batch_threads, generator.chat_template, generator.bos_text,
-                          generator.eos_text))
+    connection.send(ready_of(generator))
+    serve_requests(connection, generator, cancelled)
+
+
+def ready_of(generator: LlamaGenerator) -> Ready:
+    return Ready(generator.model_id, generator.context_tokens, generator.threads, generator.batch_threads,
+                 generator.chat_template, generator.bos_text, generator.eos_text)
+
+
+def serve_requests(connection: Connection, generator: LlamaGenerator, cancelled: Callable[[], bool]) -> bool:
+    """Answer requests until the caller hangs up (False) or sends None (True: stop)."""
     while True:
         try:
             request: Request | None = connection.recv()
         except (EOFError, OSError):
-            return
+            return False
         if request is None:
-            return
+            return True
+        if not answer(connection, generator, request, cancelled):
+            return False
+
+
+def answer(connection: Connection, generator: LlamaGenerator, request: Request, cancelled: Callable[[], bool]) -> bool:
+    """Serve one request; False when the caller hung up."""
+    try:
         try:
             _serve(connection, generator, request, cancelled)
         except KnownError as exc:
             connection.send(Failed(exc.message, exc.hint))
         except Cancelled:
             connection.send(Stopped(generator.last_stats))
-        except (BrokenPipeError, OSError):
-            return
+    except (BrokenPipeError, OSError):
+        return False
+    return True
 
 
 def _serve(connection: Connection, generator: LlamaGenerator, request: Request, cancelled: Callable[[], bool]) -> None:
@@ -423,7 +439,8 @@ class WorkerGenerator:
                 raise self._died(loading)
             now = time.monotonic()
             if should_cancel is not None and cancel_deadline is None and should_cancel():
-                self._flag.value = 1
+                if not self._ask_to_stop():
+                    raise Cancelled()
                 cancel_deadline = now + _CANCEL_GRACE_S
             if cancel_deadline is not None and now > cancel_deadline:
                 logger.warning("answer model worker did not stop when asked; killing it")
@@ -433,6 +450,12 @@ class WorkerGenerator:
                 self._kill()
                 raise KnownError(f"The answer model {self.path.name} took too long to load.",
                                  "Pick a smaller GGUF file.")
+
+    def _ask_to_stop(self) -> bool:
+        """Make the worker stop the request in progress; True when it answers (Stopped,
+        or what it was sending when it stopped) and the caller should read that answer."""
+        self._flag.value = 1
+        return True
 
     def _send(self, request: Request) -> None:
         connection = self._ensure()
@@ -546,7 +569,8 @@ class WorkerGenerator:
     def _stop_stream(self) -> None:
         """The consumer stopped early: make the worker stop and read what it still sends,
         so the next request starts on a quiet pipe."""
-        self._flag.value = 1
+        if not self._ask_to_stop():
+            return
         deadline = time.monotonic() + _CANCEL_GRACE_S
         try:
             while time.monotonic() < deadline:
