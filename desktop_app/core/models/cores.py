@@ -8,8 +8,8 @@ prompt's thread count is chosen at each prompt from what is running at that mome
 once: a core another process is using is not counted.
 
 Linux says how many tasks are runnable right now (``/proc/loadavg``'s fourth field); those
-of this process and of the one that asked (its parent, still returning from its request)
-are not counted. Elsewhere the count is not known and the decode threads read the prompt,
+of this process and of the one that asked (its parent, or a kept model's command, still
+returning from its request) are not counted. Elsewhere the count is not known and the decode threads read the prompt,
 as before.
 """
 
@@ -52,11 +52,13 @@ def _running_threads(pid: int, proc: Path) -> int:
     return count
 
 
-def others_running(proc: Path = PROC, samples: int = SAMPLES, gap_s: float = GAP_S) -> float | None:
-    """Mean number of runnable tasks other than this process's and its parent's (the one that
-    asked: it may still be finishing its request) over a few samples, or None where the
-    system does not say (no /proc/loadavg, or a line it cannot read)."""
-    family = (os.getpid(), os.getppid())
+def others_running(proc: Path = PROC, samples: int = SAMPLES, gap_s: float = GAP_S,
+                   asker: int | None = None) -> float | None:
+    """Mean number of runnable tasks other than this process's and the asker's (it may still
+    be finishing its request; by default the parent, which started this process) over a few
+    samples, or None where the system does not say (no /proc/loadavg, or a line it cannot
+    read)."""
+    family = (os.getpid(), os.getppid() if asker is None else asker)
     counts: list[int] = []
     for i in range(samples):
         try:
@@ -70,12 +72,14 @@ def others_running(proc: Path = PROC, samples: int = SAMPLES, gap_s: float = GAP
     return sum(counts) / len(counts)
 
 
-def free_cores(fallback: int, *, total: int | None = None, others: float | None = None) -> int:
+def free_cores(fallback: int, *, total: int | None = None, others: float | None = None,
+               asker: int | None = None) -> int:
     """Cores no other task is using now (at least 1, at most ``total``); ``fallback`` (capped
-    the same way) where the system does not say what runs."""
+    the same way) where the system does not say what runs. ``asker``: the process whose
+    question this is, when it is not this one's parent (a kept model's command)."""
     total = usable_cores() if total is None else total
     if others is None:
-        others = others_running()
+        others = others_running(asker=asker)
     if others is None:
         return max(1, min(fallback, total))
     return max(1, min(total, int(total - others + SPARE)))

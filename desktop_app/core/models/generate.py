@@ -260,6 +260,9 @@ class LlamaGenerator:
         # 0: chosen at each prompt (cores.free_cores); the threads last used: prefill_threads.
         self.batch_threads = batch_threads or default_batch_threads(self.threads)
         self.prefill_threads = self.batch_threads or self.threads
+        # The process whose question is being answered, when it is not this one's parent (a
+        # kept model serving a command): its threads are not "other work" (cores.free_cores).
+        self.asker_pid: int | None = None
         # prompt_lookup > 0: draft that many tokens a step by prompt lookup (LOOKUP_TOKENS).
         self._draft = _CountingLookup(prompt_lookup) if prompt_lookup > 0 else None
         self.speed = SpeedMeter()
@@ -521,7 +524,7 @@ class LlamaGenerator:
         self._cached = keep
         begun = time.perf_counter()
         if len(tokens) - 1 - keep > 1:  # one token is read by the decode threads anyway
-            self._set_prefill_threads(self.batch_threads or cores.free_cores(self.threads))
+            self._set_prefill_threads(self.batch_threads or cores.free_cores(self.threads, asker=self.asker_pid))
         if self.abort_hook is not None:
             self.abort_hook(True)
         # With a draft model llama-cpp-python asks logits of every token (to check a draft's

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import socket
+import struct
 import sys
 import time
 from multiprocessing import AuthenticationError
@@ -114,6 +115,7 @@ def _serve(options: Options, socket_path: Path, idle_s: float, hung_up: _HungUp)
                 logger.info("kept model idle for %.0f s: exiting", idle_s)
                 return 0
             accepted.setblocking(True)
+            generator.asker_pid = _peer_pid(accepted)
             connection = Connection(accepted.detach())
             try:  # as multiprocessing's Listener.accept does with an authkey
                 deliver_challenge(connection, key)
@@ -134,6 +136,20 @@ def _serve(options: Options, socket_path: Path, idle_s: float, hung_up: _HungUp)
     finally:  # the name first: once it is gone a new command starts a new process, not this one's
         socket_path.unlink(missing_ok=True)
         listening.close()
+
+
+def _peer_pid(connected: socket.socket) -> int | None:
+    """The pid of the command at the other end (Linux's SO_PEERCRED), or None where the system
+    does not say: its threads, still returning from the request, are not other work when the
+    prompt's threads are chosen (cores.free_cores)."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        pid, _, _ = struct.unpack("3i", connected.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    except (OSError, struct.error):
+        return None
+    return pid if pid > 0 else None
 
 
 def _serve_command(connection: Connection, generator: LlamaGenerator, hung_up: _HungUp) -> bool:

@@ -10,10 +10,10 @@ from pathlib import Path
 from desktop_app.core.models import cores
 
 
-def _proc(root: Path, running: int, family_states: dict[int, str]) -> Path:
+def _proc(root: Path, running: int, family_states: dict[int, str], asker: int | None = None) -> Path:
     (root / "loadavg").write_text(f"0.50 0.40 0.30 {running}/321 4242\n")
     for n, (pid, states) in enumerate(((os.getpid(), family_states.get(0, "R")),
-                                        (os.getppid(), family_states.get(1, "")))):
+                                        (asker or os.getppid(), family_states.get(1, "")))):
         for i, state in enumerate(states):
             task = root / str(pid) / "task" / str(1000 * n + i)
             task.mkdir(parents=True)
@@ -53,3 +53,11 @@ def test_where_the_system_does_not_say_the_fallback_stands(tmp_path: Path) -> No
 def test_the_real_system_gives_a_count_within_the_machines_cores() -> None:
     free = cores.free_cores(1)
     assert 1 <= free <= cores.usable_cores()
+
+
+def test_a_kept_models_asker_is_the_command_not_the_parent(tmp_path: Path) -> None:
+    # a kept model's parent is long gone; the command it serves is the one still returning
+    asker = os.getpid() + 100_000
+    proc = _proc(tmp_path, running=3, family_states={0: "R", 1: "RR"}, asker=asker)
+    assert cores.others_running(proc, samples=2, gap_s=0.0, asker=asker) == 0.0
+    assert cores.others_running(proc, samples=2, gap_s=0.0) == 2.0  # counted as the parent's they would not be

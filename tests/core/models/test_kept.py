@@ -86,3 +86,13 @@ def test_a_process_binds_over_a_stale_socket_but_not_over_a_live_one() -> None:
     assert path.exists()
     other.close()
     mine.close()
+
+
+def test_the_kept_model_knows_which_command_asks() -> None:
+    # its threads, still returning from the request, are not other work (cores.free_cores)
+    here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        assert kept_server._peer_pid(here) == os.getpid()
+    finally:
+        here.close()
+        there.close()
