@@ -8,9 +8,10 @@ prompt's thread count is chosen at each prompt from what is running at that mome
 once: a core another process is using is not counted.
 
 Linux says how many tasks are runnable right now (``/proc/loadavg``'s fourth field); those
-of this process and of the one that asked (its parent, or a kept model's command, still
-returning from its request) are not counted. Elsewhere the count is not known and the decode threads read the prompt,
-as before.
+of this process and one thread of the one that asked (its parent, or a kept model's
+command, still returning from its request) are not counted; the asker's other busy threads
+are (the window's embedder while it indexes). Elsewhere the count is not known and the
+decode threads read the prompt, as before.
 """
 
 from __future__ import annotations
@@ -54,11 +55,11 @@ def _running_threads(pid: int, proc: Path) -> int:
 
 def others_running(proc: Path = PROC, samples: int = SAMPLES, gap_s: float = GAP_S,
                    asker: int | None = None) -> float | None:
-    """Mean number of runnable tasks other than this process's and the asker's (it may still
-    be finishing its request; by default the parent, which started this process) over a few
-    samples, or None where the system does not say (no /proc/loadavg, or a line it cannot
-    read)."""
-    family = (os.getpid(), os.getppid() if asker is None else asker)
+    """Mean number of runnable tasks other than this process's and the one thread of the asker
+    (by default the parent, which started this process) that may still be finishing its
+    request, over a few samples, or None where the system does not say (no /proc/loadavg, or
+    a line it cannot read)."""
+    me, asking = os.getpid(), os.getppid() if asker is None else asker
     counts: list[int] = []
     for i in range(samples):
         try:
@@ -66,7 +67,10 @@ def others_running(proc: Path = PROC, samples: int = SAMPLES, gap_s: float = GAP
             running = int(fields[3].split(b"/")[0])
         except (OSError, IndexError, ValueError):
             return None
-        counts.append(max(0, running - sum(_running_threads(pid, proc) for pid in family)))
+        # One runnable thread of the asker is the one that asked; any other (the window's
+        # embedder busy indexing, say) is work the prompt's threads would wait for.
+        mine = _running_threads(me, proc) + min(1, _running_threads(asking, proc))
+        counts.append(max(0, running - mine))
         if i + 1 < samples:
             time.sleep(gap_s)
     return sum(counts) / len(counts)

@@ -22,10 +22,17 @@ def _proc(root: Path, running: int, family_states: dict[int, str], asker: int | 
     return root
 
 
-def test_runnable_tasks_of_other_processes_count_and_the_familys_do_not(tmp_path: Path) -> None:
+def test_runnable_tasks_of_other_processes_count_and_the_askers_request_does_not(tmp_path: Path) -> None:
     proc = _proc(tmp_path, running=4, family_states={0: "RS", 1: "RSS"})
-    # 4 runnable, 1 of them this process's sampling thread and 1 its parent's: 2 others
+    # 4 runnable, 1 of them this process's sampling thread and 1 its parent's request: 2 others
     assert cores.others_running(proc, samples=3, gap_s=0.0) == 2.0
+
+
+def test_the_askers_other_busy_threads_count(tmp_path: Path) -> None:
+    # the window asks while its embedder (two threads) indexes: those two are work
+    proc = _proc(tmp_path, running=4, family_states={0: "R", 1: "RRR"})
+    assert cores.others_running(proc, samples=2, gap_s=0.0) == 2.0
+    assert cores.free_cores(1, total=2, others=2.0) == 1
     assert cores.free_cores(1, total=2, others=2.0) == 1
     assert cores.free_cores(1, total=4, others=2.0) == 2
 
@@ -58,6 +65,6 @@ def test_the_real_system_gives_a_count_within_the_machines_cores() -> None:
 def test_a_kept_models_asker_is_the_command_not_the_parent(tmp_path: Path) -> None:
     # a kept model's parent is long gone; the command it serves is the one still returning
     asker = os.getpid() + 100_000
-    proc = _proc(tmp_path, running=3, family_states={0: "R", 1: "RR"}, asker=asker)
+    proc = _proc(tmp_path, running=2, family_states={0: "R", 1: "R"}, asker=asker)
     assert cores.others_running(proc, samples=2, gap_s=0.0, asker=asker) == 0.0
-    assert cores.others_running(proc, samples=2, gap_s=0.0) == 2.0  # counted as the parent's they would not be
+    assert cores.others_running(proc, samples=2, gap_s=0.0) == 1.0  # the command counted as other work
