@@ -15,6 +15,7 @@ import socket
 import struct
 import sys
 import time
+from collections.abc import Callable
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.models.kept import Hello, Options, authkey, pid_file, reusable_bind
-from desktop_app.core.models.worker import Request, answer, ready_of
+from desktop_app.core.models.worker import Request, answer, ready_of, serve_requests
 
 if TYPE_CHECKING:
     from desktop_app.core.models.generate import LlamaGenerator
@@ -155,21 +156,16 @@ def _peer_pid(connected: socket.socket) -> int | None:
 def _serve_command(connection: Connection, generator: LlamaGenerator, hung_up: _HungUp) -> bool:
     """The worker's requests from one command until it hangs up (False) or the process is
     to stop (True)."""
-    while True:
-        try:
-            request: Request | None = connection.recv()
-        except (EOFError, OSError):
-            return False
-        if request is None:
-            return True
+
+    def answer_one(connection: Connection, generator: LlamaGenerator, request: Request,
+                   cancelled: Callable[[], bool]) -> bool:
         hung_up.busy = True
         try:
-            if not answer(connection, generator, request, hung_up):
-                return hung_up.stopping
+            return answer(connection, generator, request, cancelled) and not hung_up.stopping
         finally:
             hung_up.busy = False
-        if hung_up.stopping:
-            return True
+
+    return serve_requests(connection, generator, hung_up, answer_one) or hung_up.stopping
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -205,8 +205,12 @@ def ready_of(generator: LlamaGenerator) -> Ready:
                  generator.chat_template, generator.bos_text, generator.eos_text)
 
 
-def serve_requests(connection: Connection, generator: LlamaGenerator, cancelled: Callable[[], bool]) -> bool:
-    """Answer requests until the caller hangs up (False) or sends None (True: stop)."""
+def serve_requests(connection: Connection, generator: LlamaGenerator, cancelled: Callable[[], bool],
+                   answer_one: Callable[[Connection, LlamaGenerator, Request, Callable[[], bool]], bool] | None = None,
+                   ) -> bool:
+    """Answer requests until the caller hangs up (False) or sends None (True: stop).
+    ``answer_one`` (default :func:`answer`) serves one request; False ends the loop."""
+    serve_one = answer_one or answer
     while True:
         try:
             request: Request | None = connection.recv()
@@ -214,7 +218,7 @@ def serve_requests(connection: Connection, generator: LlamaGenerator, cancelled:
             return False
         if request is None:
             return True
-        if not answer(connection, generator, request, cancelled):
+        if not serve_one(connection, generator, request, cancelled):
             return False
 
 
