@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from multiprocessing import AuthenticationError
 from multiprocessing.connection import Connection, answer_challenge, deliver_challenge
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from desktop_app.core import paths
 from desktop_app.core.errors import KnownError
@@ -46,9 +45,6 @@ from desktop_app.core.models.worker import (
     WorkerGenerator,
     death_reason,
 )
-
-if TYPE_CHECKING:
-    pass
 
 logger = logging.getLogger(__name__)
 
