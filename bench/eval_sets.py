@@ -21,7 +21,7 @@ quote ``"held"``::
     qs = eval_sets.load("zh")
     tune = [q for q in qs if eval_sets.half(q) == "tune"]
 
-``tests/core/test_eval_sets.py`` checks every file: schema, unique ids, and that each
+``tests/bench/test_eval_sets.py`` checks every file: schema, unique ids, and that each
 evidence string is on its stated page of the real PDF as Folio's extractor reads it.
 """
 

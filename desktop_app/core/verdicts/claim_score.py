@@ -10,7 +10,7 @@ the claim: the viewer highlights those most strongly (sub-chunk localisation). N
 conditions and opposite words are core/verdicts/meaning.py's.
 
 Thresholds were calibrated on the hand-made English/Chinese pairs in
-``tests/core/test_verify.py`` (and, for the cosine, on all-MiniLM-L6-v2 int8).
+``tests/core/verdicts/test_verify.py`` (and, for the cosine, on all-MiniLM-L6-v2 int8).
 """
 
 from __future__ import annotations

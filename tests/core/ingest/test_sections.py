@@ -22,7 +22,7 @@ from desktop_app.core.ingest.parse_pool import parse_many
 from desktop_app.core.types import DocStatus, ExtractedDocument, PageQuality, PageText
 from tests.conftest import strict
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 CORPUS = SHARED / "corpus"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir() and not strict(), reason=f"{SHARED} is absent")
 MIME_BOUNDARY = re.compile(r"--\S+")

@@ -19,7 +19,7 @@ from desktop_app.core.ingest.titles import (
 from desktop_app.core.types import PageText, TextRun
 from tests.conftest import strict
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+SHARED = Path(__file__).resolve().parents[3].parent / "shared"
 needs_shared = pytest.mark.skipif(not SHARED.is_dir() and not strict(), reason=f"{SHARED} is absent")
 
 

@@ -537,7 +537,7 @@ def test_every_sentence_grammar_forces_a_marker_per_sentence() -> None:
 def _small_gguf() -> Path:
     """The small GGUF that `make test` installed (FOLIO_MODELS_DIR), else a dev install."""
     roots = [Path(os.environ["FOLIO_MODELS_DIR"])] if os.environ.get("FOLIO_MODELS_DIR") else []
-    roots.append(Path(__file__).resolve().parents[2] / ".folio-home" / "data" / "models")
+    roots.append(Path(__file__).resolve().parents[3] / ".folio-home" / "data" / "models")
     for root in roots:
         found = sorted(root.glob("SmolLM2*.gguf"))
         if found:

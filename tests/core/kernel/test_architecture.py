@@ -8,7 +8,7 @@ from pathlib import Path
 
 import grimp
 
-PACKAGE = Path(__file__).resolve().parents[2] / "desktop_app"
+PACKAGE = Path(__file__).resolve().parents[3] / "desktop_app"
 
 
 def strongly_connected(graph: grimp.ImportGraph) -> list[list[str]]:

@@ -17,7 +17,7 @@ from desktop_app.core.ingest.parse_pool import parse_many
 from desktop_app.core.types import DocStatus, ExtractedDocument
 from tests.conftest import strict
 
-HOSTILE = Path(__file__).resolve().parents[2].parent / "shared" / "hostile"
+HOSTILE = Path(__file__).resolve().parents[3].parent / "shared" / "hostile"
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not HOSTILE.is_dir() and not strict(), reason=f"{HOSTILE} is absent"),
