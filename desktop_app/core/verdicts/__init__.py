@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from desktop_app.core.stages import Generator, JudgeCache, Retriever
-from desktop_app.core.types import ClaimVerdict, Passage
+from desktop_app.core.types import CheckFinished, ClaimVerdict, Passage, SentenceCheck
 from desktop_app.core.verdicts.check_input import (
     BadClaimLine,
     ClaimLine,
@@ -24,9 +24,7 @@ from desktop_app.core.verdicts.check_input import (
 )
 from desktop_app.core.verdicts.judge import Judge, JudgedPassage, merge
 from desktop_app.core.verdicts.text_checker import (
-    CheckFinished,
     ChunkLookup,
-    SentenceCheck,
     TextChecker,
     check_claim,
     claim_result,

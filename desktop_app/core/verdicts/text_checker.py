@@ -16,10 +16,19 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from desktop_app.core.text.sentences import Sentence
-from desktop_app.core.types import ClaimVerdict, JsonObject, Passage, SourcePayload, Span, Verdict
+from desktop_app.core.types import (
+    CheckFinished,
+    ClaimVerdict,
+    JsonObject,
+    Passage,
+    SentenceCheck,
+    SourcePayload,
+    Span,
+    Verdict,
+)
 from desktop_app.core.verdicts.check_input import ClaimLine, Footnote, TextToCheck
 from desktop_app.core.verdicts.claims import is_factual, plain_text
 from desktop_app.core.verdicts.judge import Judge, JudgedPassage
@@ -32,60 +41,6 @@ QUOTE_CHARS = 240  # the quote a verdict rests on, at most this long
 
 Search = Callable[[str, int], Sequence[Passage]]
 ChunkLookup = Callable[[str], Passage | None]
-
-
-@dataclass(frozen=True)
-class SentenceCheck:
-    """One sentence of a checked text, its best supporting passage and the verdict."""
-
-    index: int  # 0-based among the text's sentences
-    span: Span  # into TextToCheck.text
-    sentence: str
-    verdict: Verdict
-    score: float = 0.0
-    reason: str = ""
-    cited: tuple[str, ...] = ()  # marker labels the sentence carried
-    source: SourcePayload | None = None  # the passage the verdict rests on (id: its label)
-    where: str = ""  # "file.pdf p. 22" (or the exported footnote's, if not in the library)
-    support: tuple[Span, ...] = ()  # spans of ``source.text`` that best support the sentence
-    quote: str = ""  # the passage words the verdict rests on
-    from_citation: bool = False  # the passage is one the sentence cites
-    conflict: str = ""  # of a contradicted sentence: what the passage states otherwise (types.CONFLICT_KINDS)
-    event: str = field(default="sentence_check", init=False)
-
-    def highlight(self) -> list[Span]:
-        """The support spans as offsets into the page's text (page.text[a:b])."""
-        if self.source is None:
-            return []
-        base = self.source.char_start
-        spans = self.support or ((0, len(self.source.text)),)
-        return [(base + a, base + b) for a, b in spans]
-
-    def to_json(self) -> JsonObject:
-        s = self.source
-        return {
-            "event": self.event, "index": self.index, "span": list(self.span),
-            "sentence": self.sentence, "verdict": str(self.verdict), "score": round(self.score, 4),
-            "reason": self.reason, "cited": list(self.cited), "from_citation": self.from_citation,
-            "quote": self.quote, "conflict": self.conflict, "where": self.where,
-            "chunk_id": s.chunk_id if s else None, "doc_path": s.doc_path if s else None,
-            "doc_title": s.doc_title if s else None, "page": s.page if s else None,
-            "page_label": s.page_label if s else None, "section": s.section if s else None,
-            "char_start": s.char_start if s else None, "char_end": s.char_end if s else None,
-            "support": [list(x) for x in self.support], "highlight": [list(x) for x in self.highlight()],
-        }
-
-
-@dataclass(frozen=True)
-class CheckFinished:
-    counts: dict[str, int]  # verdict -> sentences
-    sentences: int
-    cancelled: bool = False
-    event: str = field(default="check_finished", init=False)
-
-    def to_json(self) -> JsonObject:
-        return {"event": self.event, "counts": self.counts, "sentences": self.sentences,
-                "cancelled": self.cancelled}
 
 
 def quote_of(text: str, support: Sequence[Span], limit: int = QUOTE_CHARS) -> str:

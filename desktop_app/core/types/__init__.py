@@ -1,0 +1,78 @@
+"""Folio's domain values and events: frozen dataclasses shared by every layer. Qt-free.
+
+One module per vocabulary: documents (the document model), retrieval, verdicts, events
+(index, answer and check events), generation (steering, the model's figures, the first
+word's clock) and records (a saved answer). Every name is re-exported here, so
+``from desktop_app.core.types import X`` works for each of them.
+
+Events serialise with ``to_json()`` into the dicts that ``folio ask --json`` and
+``folio index --json`` print, one per line (see docs/architecture.md).
+"""
+
+from desktop_app.core.types.documents import (
+    DOCUMENT_SUFFIXES,
+    PDF_FORMAT,
+    SECTION_SEPARATOR,
+    TABLE_CELL_SEPARATOR,
+    BlockKind,
+    Chunk,
+    DocStatus,
+    DocumentInfo,
+    DocumentPart,
+    ExtractedDocument,
+    FileRecord,
+    JsonObject,
+    OcrLine,
+    PageQuality,
+    PageText,
+    Passage,
+    SourceState,
+    Span,
+    TextBlock,
+    TextRun,
+    locate,
+)
+from desktop_app.core.types.events import (
+    AnswerCancelled,
+    AnswerEvent,
+    AnswerFailed,
+    AnswerFinished,
+    AnswerStarted,
+    CheckFinished,
+    CitationFound,
+    CitationStyle,
+    FileIndexed,
+    IndexEvent,
+    IndexProgress,
+    IndexSummary,
+    LibraryMovedAside,
+    NoBasis,
+    SentenceCheck,
+    SourcePayload,
+    TokenDelta,
+)
+from desktop_app.core.types.generation import (
+    FIRST_WORD_STEPS,
+    FirstWordClock,
+    GenerationStats,
+    Steering,
+)
+from desktop_app.core.types.retrieval import Citations, Retrieval
+from desktop_app.core.types.verdicts import (
+    CONFLICT_KINDS,
+    LEGACY_NOT_CONFIRMED,
+    ClaimVerdict,
+    Verdict,
+    all_unsupported,
+)
+
+__all__ = [
+    "CONFLICT_KINDS", "DOCUMENT_SUFFIXES", "FIRST_WORD_STEPS", "LEGACY_NOT_CONFIRMED", "PDF_FORMAT",
+    "SECTION_SEPARATOR", "TABLE_CELL_SEPARATOR",
+    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerStarted", "BlockKind",
+    "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "DocStatus", "DocumentInfo",
+    "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "FirstWordClock", "GenerationStats",
+    "IndexEvent", "IndexProgress", "IndexSummary", "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine",
+    "PageQuality", "PageText", "Passage", "Retrieval", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
+    "TextBlock", "TextRun", "TokenDelta", "Verdict", "all_unsupported", "locate",
+]

@@ -1,0 +1,40 @@
+"""Retrieval: what the search stage hands the answer stage. Qt-free."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from desktop_app.core.types.documents import Passage, Span
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """What the search stage hands the answer stage: the passages, best first, and the
+    signals the evidence gate reads."""
+
+    passages: list[Passage]
+    # Idf-weighted share of the question's words and CJK bigrams found in the best passage;
+    # a term the library never mentions counts at the highest idf. In [0, 1].
+    coverage: float
+    best_cosine: float  # of the best dense hit; 0 without an embedder or for a CJK question
+    cjk: bool
+    expansion: str = ""  # what the glossary added to the question ("" when nothing)
+    embedder: str = ""  # the model id ``best_cosine`` comes from ("": no dense signal)
+    # The one language of the question: the setting, else what it is written in ("en", "de",
+    # "zh": text/words.question_language); the gate, the prompt and a refusal read it.
+    language: str = ""
+    # The question's numbers that no passage states, and its names that no chunk of the
+    # library (or of the scope) mentions (text/anchors.py).
+    unmatched: tuple[str, ...] = ()
+    unmentioned: tuple[str, ...] = ()
+    # The language most passages found are written in, when it is not the one the question
+    # is written in ("" otherwise, or when they do not say): shared words then measure
+    # nothing and the gate leaves it to retrieval.
+    documents_language: str = ""
+    # Seconds the search spent embedding the question (beside BM25) and on the anchors.
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+
+# Citations of an answer: id -> spans, or (id, span) pairs in order.
+Citations = Mapping[str, Sequence[Span]] | Sequence[tuple[str, Span]]
