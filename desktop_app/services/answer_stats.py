@@ -7,22 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-# The first word's steps as they are shown, in the order they run (core/types.FIRST_WORD_STEPS).
-STEP_NAMES = (
-    ("model_busy_s", "model busy"),
-    ("model_start_s", "model start"),
-    ("embedder_load_s", "embedder load"),
-    ("embed_s", "question embedding"),
-    ("search_s", "search"),
-    ("gate_s", "gate and anchors"),
-    ("evidence_s", "evidence"),
-    ("pack_s", "prompt packing"),
-    ("steering_s", "steering set-up"),
-    ("probe_s", "probe"),
-    ("prefill_s", "reading the prompt"),
-    ("first_decode_s", "first token"),
-    ("to_visible_word_s", "to the first word"),
-)
+from desktop_app.core.types import FIRST_WORD_STEP_NAMES
+
+# The first word's steps as they are shown, in the order they run.
+STEP_NAMES = FIRST_WORD_STEP_NAMES
 SHOWN_FROM_S = 0.005  # steps shorter than this are left out of the line
 
 

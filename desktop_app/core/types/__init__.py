@@ -52,6 +52,7 @@ from desktop_app.core.types.events import (
     TokenDelta,
 )
 from desktop_app.core.types.generation import (
+    FIRST_WORD_STEP_NAMES,
     FIRST_WORD_STEPS,
     FirstWordClock,
     GenerationStats,
@@ -67,7 +68,7 @@ from desktop_app.core.types.verdicts import (
 )
 
 __all__ = [
-    "CONFLICT_KINDS", "DOCUMENT_SUFFIXES", "FIRST_WORD_STEPS", "LEGACY_NOT_CONFIRMED", "PDF_FORMAT",
+    "CONFLICT_KINDS", "DOCUMENT_SUFFIXES", "FIRST_WORD_STEP_NAMES", "FIRST_WORD_STEPS", "LEGACY_NOT_CONFIRMED", "PDF_FORMAT",
     "SECTION_SEPARATOR", "TABLE_CELL_SEPARATOR",
     "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerStarted", "BlockKind",
     "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "DocStatus", "DocumentInfo",

@@ -72,17 +72,27 @@ class GenerationStats:
         }
 
 
-# The steps before an answer's first word, in the order they run (FirstWordClock).
-FIRST_WORD_STEPS = (
-    "model_start_s",  # waiting for the model process to start and load (0 when it runs)
-    "embedder_load_s", "embed_s", "search_s",  # the question's search (embedding overlaps BM25)
-    "gate_s",  # the evidence gate and the anchors (names, numbers the question asks about)
-    "evidence_s", "pack_s",  # evidence selection; packing the prompt (pack_token_counts counts)
-    "steering_s", "probe_s",  # steering set-up; the abstention probe (Settings.abstain)
-    "prefill_s",  # reading the prompt's tokens that were not cached (prefill_tokens)
-    "first_decode_s",  # sampling the first token after the prompt
-    "to_visible_word_s",  # from the first token to the first delta holding a letter or digit
+# The steps before an answer's first word, in the order they run (FirstWordClock), each with
+# the words ``folio ask --stats`` and the window's answer details show it by
+# (services/answer_stats.py). The first is timed by the facade before the question reaches
+# the model's thread; every other is one of FIRST_WORD_STEPS.
+FIRST_WORD_STEP_NAMES: tuple[tuple[str, str], ...] = (
+    ("model_busy_s", "model busy"),  # the model's one thread was priming or answering
+    ("model_start_s", "model start"),  # waiting for the model process to start and load (0 when it runs)
+    ("embedder_load_s", "embedder load"),  # the question's search (embedding overlaps BM25) ...
+    ("embed_s", "question embedding"),
+    ("search_s", "search"),
+    ("gate_s", "gate and anchors"),  # the evidence gate and the anchors (names, numbers the question asks about)
+    ("evidence_s", "evidence"),  # evidence selection
+    ("pack_s", "prompt packing"),  # packing the prompt (pack_token_counts counts)
+    ("steering_s", "steering set-up"),
+    ("probe_s", "probe"),  # the abstention probe (Settings.abstain)
+    ("prefill_s", "reading the prompt"),  # the prompt's tokens that were not cached (prefill_tokens)
+    ("first_decode_s", "first token"),  # sampling the first token after the prompt
+    ("to_visible_word_s", "to the first word"),  # from the first token to the first delta holding a letter or digit
 )
+# The steps FirstWordClock.to_json always gives, in order (0 when a step took no time).
+FIRST_WORD_STEPS = tuple(step for step, _ in FIRST_WORD_STEP_NAMES if step != "model_busy_s")
 
 
 class FirstWordClock:

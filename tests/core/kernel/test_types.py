@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from desktop_app.core.types import FIRST_WORD_STEPS, FirstWordClock, GenerationStats
+from desktop_app.core.types import FIRST_WORD_STEP_NAMES, FIRST_WORD_STEPS, FirstWordClock, GenerationStats
 
 
 def test_the_first_word_clock_sums_each_step_and_marks_times_from_the_question() -> None:
@@ -20,6 +20,12 @@ def test_the_first_word_clock_sums_each_step_and_marks_times_from_the_question()
     assert list(data)[: len(FIRST_WORD_STEPS)] == list(FIRST_WORD_STEPS)
     assert 0.52 <= data["search_s"] < 0.7 and data["prefill_s"] == 0.0
     assert data["pack_token_counts"] == 3 and 1.0 <= data["first_token_s"] < 1.5
+
+
+def test_every_step_the_clock_gives_has_its_words_in_the_same_order() -> None:
+    shown = [step for step, _ in FIRST_WORD_STEP_NAMES]
+    assert [step for step in shown if step in FIRST_WORD_STEPS] == list(FIRST_WORD_STEPS)
+    assert len(set(shown)) == len(shown)
 
 
 def test_the_decode_rate_leaves_out_the_prompt_and_reading_speed_uses_prefill() -> None:
