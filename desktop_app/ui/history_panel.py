@@ -29,7 +29,14 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.errors import KnownError
-from desktop_app.core.types import CitationStyle, ClaimVerdict, SourcePayload, SourceState, Verdict
+from desktop_app.core.types import (
+    AnswerStatus,
+    CitationStyle,
+    ClaimVerdict,
+    SourcePayload,
+    SourceState,
+    Verdict,
+)
 from desktop_app.services.api import KnowledgeBaseAPI
 from desktop_app.ui.answer_html import scope_label
 from desktop_app.ui.answer_model import AnswerTurn, Marker, TurnState
@@ -41,12 +48,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole  # the newest answer of the row's conversatio
 IDS_ROLE = Qt.ItemDataRole.UserRole + 1  # every answer of it
 STATUS_WORDS = {"no_basis": "no basis", "cancelled": "stopped", "failed": "failed"}
 _PAYLOAD_FIELDS = {f.name for f in dataclasses.fields(SourcePayload)}
-_STATES = {
-    "finished": TurnState.FINISHED,
-    "no_basis": TurnState.NO_BASIS,
-    "cancelled": TurnState.CANCELLED,
-    "failed": TurnState.FAILED,
-}
+_STATES = {str(status): TurnState(str(status)) for status in AnswerStatus}  # how a saved answer ended
 
 
 def turn_from_record(record: dict[str, Any]) -> AnswerTurn:

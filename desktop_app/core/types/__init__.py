@@ -2,7 +2,7 @@
 
 One module per vocabulary: documents (the document model), retrieval, verdicts, events
 (index, answer and check events), generation (steering, the model's figures, the first
-word's clock) and records (a saved answer). Every name is re-exported here, so
+word's clock) and records (how a saved answer ended). Every name is re-exported here, so
 ``from desktop_app.core.types import X`` works for each of them.
 
 Events serialise with ``to_json()`` into the dicts that ``folio ask --json`` and
@@ -58,11 +58,13 @@ from desktop_app.core.types.generation import (
     GenerationStats,
     Steering,
 )
+from desktop_app.core.types.records import AnswerStatus
 from desktop_app.core.types.retrieval import Citations, Retrieval
 from desktop_app.core.types.verdicts import (
     CONFLICT_KINDS,
     LEGACY_NOT_CONFIRMED,
     ClaimVerdict,
+    ConflictKind,
     Verdict,
     all_unsupported,
 )
@@ -70,8 +72,8 @@ from desktop_app.core.types.verdicts import (
 __all__ = [
     "CONFLICT_KINDS", "DOCUMENT_SUFFIXES", "FIRST_WORD_STEP_NAMES", "FIRST_WORD_STEPS", "LEGACY_NOT_CONFIRMED", "PDF_FORMAT",
     "SECTION_SEPARATOR", "TABLE_CELL_SEPARATOR",
-    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerStarted", "BlockKind",
-    "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "DocStatus", "DocumentInfo",
+    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerStarted", "AnswerStatus", "BlockKind",
+    "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "ConflictKind", "DocStatus", "DocumentInfo",
     "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "FirstWordClock", "GenerationStats",
     "IndexEvent", "IndexProgress", "IndexSummary", "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine",
     "PageQuality", "PageText", "Passage", "Retrieval", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",

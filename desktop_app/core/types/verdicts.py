@@ -35,8 +35,17 @@ class Verdict(StrEnum):
 # The verdict names that NOT_CONFIRMED replaced (core/library/answer_records.py rewrites them).
 LEGACY_NOT_CONFIRMED = ("partial", "unsupported")
 
-# What a CONTRADICTED verdict's passage states otherwise (``ClaimVerdict.conflict``).
-CONFLICT_KINDS = ("number", "negation", "party", "condition")
+class ConflictKind(StrEnum):
+    """What a CONTRADICTED verdict's passage states otherwise (``ClaimVerdict.conflict``)."""
+
+    NUMBER = "number"
+    NEGATION = "negation"
+    PARTY = "party"
+    CONDITION = "condition"
+
+
+# The conflict kinds' values, in order.
+CONFLICT_KINDS = tuple(str(kind) for kind in ConflictKind)
 
 @dataclass(frozen=True)
 class ClaimVerdict:

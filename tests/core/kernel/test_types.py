@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import time
 
-from desktop_app.core.types import FIRST_WORD_STEP_NAMES, FIRST_WORD_STEPS, FirstWordClock, GenerationStats
+from desktop_app.core.types import (
+    FIRST_WORD_STEP_NAMES,
+    FIRST_WORD_STEPS,
+    FirstWordClock,
+    GenerationStats,
+)
 
 
 def test_the_first_word_clock_sums_each_step_and_marks_times_from_the_question() -> None:
