@@ -14,6 +14,7 @@ text yields change: the store then rebuilds the postings from the stored chunk t
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import unicodedata
 from collections import Counter
@@ -24,7 +25,7 @@ from desktop_app.core.text import lang
 from desktop_app.core.text.lang import CJK_CHAR, CJK_RANGES
 
 __all__ = [
-    "CJK_CHAR", "CJK_RANGES", "claim_stopwords", "cjk_share", "is_cjk_char", "is_cjk_query",
+    "CJK_CHAR", "CJK_RANGES", "claim_stopwords", "cjk_share", "estimate_tokens", "is_cjk_char", "is_cjk_query",
     "is_german", "languages", "query_terms", "question_language", "stem", "stopwords",
     "term_counts", "term_id", "text_language", "tokenize",
 ]
@@ -144,6 +145,18 @@ def term_id(term: str) -> int:
 def is_cjk_char(term: str) -> bool:
     """Whether ``term`` is a single CJK character (a unigram term)."""
     return len(term) == 1 and CJK_CHAR.match(term) is not None
+
+
+def estimate_tokens(text: str, *, chars_per_token: float = 3.6, cjk_tokens: float = 0.9,
+                    at_least: int = 1) -> int:
+    """Folio's one estimate of a generator's tokens when no tokenizer is at hand: a CJK
+    character costs ``cjk_tokens``, any other character 1/``chars_per_token`` (~4 a token
+    for Latin text), rounded up, at least ``at_least``. The defaults are the evidence
+    budget's (core/answer/evidence.py); a model server that cannot tokenize counts
+    conservatively with 3 characters and 1 a CJK character, so that prompts are packed a
+    little short, never over (core/models/server_http.py)."""
+    cjk = len(CJK_CHAR.findall(text))
+    return max(at_least, math.ceil(cjk * cjk_tokens + (len(text) - cjk) / chars_per_token))
 
 
 def cjk_share(text: str) -> float:
