@@ -290,7 +290,7 @@ class KnowledgeBase:
         self._ready = self._llm_pool.submit(prime, languages[0], languages[1:])
         return self._ready
 
-    def _prime_kept(self, generator: Generator, question: str, settings: Settings,
+    def _prime_kept(self, generator: Generator, language: str, settings: Settings,
                     cancelled: Callable[[], bool]) -> bool:
         """A kept model (the command line's) keeps the fixed head of each prompt language it
         has read, as the window's primed one does: the next command's question in that
@@ -299,11 +299,10 @@ class KnowledgeBase:
         if settings.citation_style != CitationStyle.LABEL:
             return False
         from desktop_app.core.answer import prompts
-        from desktop_app.core.text.words import question_language
 
         packed = prompts.build_prompt(
             "", [], count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
-            answer_tokens=settings.max_tokens, language=question_language(question, settings.prompt_language),
+            answer_tokens=settings.max_tokens, language=language,
         )
         try:
             return generator.prime(packed.messages, cancelled) > 0
@@ -527,12 +526,12 @@ class KnowledgeBase:
 
             primed: list[bool] = []
 
-            def generator() -> Generator:
+            def generator(language: str) -> Generator:
                 model = self.generator()
                 if starts_model and self._worker is not None and self._worker.load_s:  # 0: kept loaded
                     clock.counts["model_load_ms"] = round(self._worker.load_s * 1000)
                 if self._keep_model_s > 0 and not primed:
-                    primed.append(self._prime_kept(model, question, settings, cancelled))
+                    primed.append(self._prime_kept(model, language, settings, cancelled))
                 return model
 
             try:

@@ -279,6 +279,8 @@ def build_prompt(
     best one fits, it is cut to what fits. ``focus``: the question as searched (a
     follow-up made to stand alone) that passages are cut around (default: ``question``);
     ``history``: the conversation's earlier turns, recalled briefly before the request.
+    ``language``: the question's language as retrieval decided it (a lexicon's code); with
+    "auto" (a bench, a primed head) the language ``question`` is written in.
     """
     lang = question_language(question, language)
     system_t = _template(f"system_{lang}.txt", prompts_dir)

@@ -26,8 +26,8 @@ from desktop_app.core.text.lang import CJK_CHAR, CJK_RANGES
 
 __all__ = [
     "CJK_CHAR", "CJK_RANGES", "claim_stopwords", "cjk_share", "estimate_tokens", "is_cjk_char", "is_cjk_query",
-    "is_german", "languages", "query_terms", "question_language", "stem", "stopwords",
-    "term_counts", "term_id", "text_language", "tokenize",
+    "answer_language", "is_german", "languages", "query_terms", "question_language", "stem",
+    "stopwords", "term_counts", "term_id", "text_language", "tokenize", "unmarked_language",
 ]
 
 TOKENIZER_VERSION = "4"
@@ -198,6 +198,20 @@ def _cjk_code() -> str | None:
     return next((x.code for x in lang.all_lexicons() if x.script == "cjk"), None)
 
 
+def unmarked_language(cjk: bool) -> str:
+    """The language of a question nothing else marks: the CJK language for a question in
+    CJK characters, else the default ("en"). :func:`question_language` falls back to it,
+    and so does whatever reads a retrieval made without a language (a replayed bench row)."""
+    return (_cjk_code() or lang.DEFAULT) if cjk else lang.DEFAULT
+
+
+def answer_language(written: str, setting: str = "auto") -> str:
+    """The language a question written in ``written`` is answered in: the setting when it
+    names a registered language, else ``written``. Applies the setting to a language
+    already decided (:func:`question_language` decides it)."""
+    return setting if setting in lang.codes() else written
+
+
 def text_language(text: str) -> str | None:
     """The language a passage is written in, when its words say so plainly: "zh" for
     mostly CJK text, a Latin-script language when its function words outnumber every other
@@ -246,9 +260,9 @@ def question_language(text: str, setting: str = "auto") -> str:
     if setting in lang.codes():
         return setting
     if is_cjk_query(text):
-        return _cjk_code() or lang.DEFAULT
+        return unmarked_language(cjk=True)
     found, counts = _function_words(text)
     readings = [x for x in lang.latin() if x.code != lang.DEFAULT and _reads_as(x, text, found, counts)]
     if not readings:
-        return lang.DEFAULT
+        return unmarked_language(cjk=False)
     return max(readings, key=lambda x: counts[x.code]).code
