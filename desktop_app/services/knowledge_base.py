@@ -29,6 +29,7 @@ from desktop_app.core.library.answer_records import AnswerArchive, answers_path
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import Embedder, Generator, JudgeCache, Retriever
+from desktop_app.core.text import lang
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-PROMPT_LANGUAGES = ("en", "zh", "de")  # the prompt heads primed when the language is "auto"
 E = TypeVar("E")
 
 
@@ -254,13 +254,13 @@ class KnowledgeBase:
         """Load the answer model and read the fixed head of every prompt (system prompt
         and worked examples) into its KV cache, on the answer model's own thread, in the
         background: a question then waits only for its sources to be read (on 2 cores a
-        head alone is 3-8 s of prefill). One head per prompt language ("auto": English,
-        then Chinese, then German), each kept by the model process; each language is its
+        head alone is 3-8 s of prefill). One head per prompt language ("auto": every
+        registered language, core/text/lang/: English, German, Chinese), each kept by the model process; each language is its
         own job on the model's thread, so a question asked meanwhile waits for one head at
         most. Only for the numbered-label style, whose head is the same for every question.
         Returns the number of tokens cached for the first head (answer_model_ready)."""
         chosen = self.settings.prompt_language
-        languages = list(PROMPT_LANGUAGES) if chosen == "auto" else [chosen]
+        languages = list(lang.codes()) if chosen == "auto" else [chosen]  # every registered one
 
         def prime(language: str, rest: list[str]) -> int:
             if self.settings.citation_style != CitationStyle.LABEL or self._closing.is_set():
