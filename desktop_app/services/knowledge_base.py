@@ -191,7 +191,7 @@ class KnowledgeBase:
     def generator(self) -> Generator:
         """The answer model; only ever called on the folio-llm thread."""
         if self._generator is None and self.settings.answer_model == settings_mod.SERVER:
-            from desktop_app.core.models.server import ServerGenerator
+            from desktop_app.core.models.server_client import ServerGenerator
 
             # A shared model server (OpenAI-compatible): only the prompt (the question and
             # its passages) goes to it. The key comes from its own private file.

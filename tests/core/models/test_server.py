@@ -19,7 +19,7 @@ import pytest
 
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models.server import ServerGenerator
+from desktop_app.core.models.server_client import ServerGenerator
 from desktop_app.core.models.server_http import check_connection, conservative_tokens
 from desktop_app.core.settings import Settings
 
@@ -234,7 +234,7 @@ def test_a_model_the_server_does_not_have_is_named_with_those_it_has() -> None:
 
 
 def test_tokens_are_counted_by_the_server_where_it_can_else_estimated(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="desktop_app.core.models.server")
+    caplog.set_level(logging.INFO, logger="desktop_app.core.models.server_client")
     counting = FakeServer(tokenize=True).generator()
     assert counting.count_tokens("one two three four") == 4
     assert "token counts from the server's http://127.0.0.1:9/tokenize" in caplog.text
