@@ -102,7 +102,7 @@ class KnowledgeBase:
     ) -> None:
         self.settings = settings or settings_mod.load()
         # The command line's answer model outlives the command for this many idle seconds
-        # (core/models/kept.py); 0: a process of its own, ended with the facade (the window).
+        # (core/models/keep_alive.py); 0: a process of its own, ended with the facade (the window).
         self._keep_model_s = keep_model_s
         self.db_path = Path(db_path) if db_path else paths.db_path(self.settings.data_dir)
         self._store: Store | None = None
@@ -221,10 +221,10 @@ class KnowledgeBase:
         # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
         path = models.resolve_answer_model(self.settings.answer_model)
         if self._keep_model_s > 0:
-            from desktop_app.core.models import kept
+            from desktop_app.core.models import keep_alive
 
-            if kept.supported():
-                self._worker = kept.KeptGenerator(
+            if keep_alive.supported():
+                self._worker = keep_alive.KeepAliveGenerator(
                     path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
                     prompt_lookup=self.settings.prompt_lookup, idle_s=self._keep_model_s, wait=False,
                 )
