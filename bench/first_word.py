@@ -11,7 +11,7 @@ Modes:
   question (interpreter, imports, model load, the whole prompt read); prints the same
   medians, the model's load time and the wall time from starting the command to its first
   visible word. With ``--keep-alive`` each question is also asked through the model kept
-  loaded between commands (core/models/kept.py), in alternating order; the command that
+  loaded between commands (core/models/keep_alive.py), in alternating order; the command that
   starts the kept model is reported on its own.
 - ``threads``: prefill seconds with llama.cpp's n_threads_batch 1 and 2, alternately on
   the same prompts (the machine may be busy with other work: medians and their ratio).
@@ -471,7 +471,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="answers: the JSON lines file")
     parser.add_argument("--warm", action="store_true", help="answers: warm up as the window does first")
     parser.add_argument("--keep-alive", action="store_true",
-                        help="cold: also ask each question through the kept model (core/models/kept.py)")
+                        help="cold: also ask each question through the kept model (core/models/keep_alive.py)")
     parser.add_argument("--limit", type=int, default=0, help="the first N questions only")
     parser.add_argument("--prompt-tokens", type=int, default=0, help="threads: read only the first N tokens")
     parser.add_argument("--ids", default="", help="comma-separated question ids: these only, in this order")

@@ -286,7 +286,7 @@ def answers(args: argparse.Namespace) -> None:
     for row in rows:
         events: list[Any] = []
         started = time.perf_counter()
-        answering.answer(row["question"], retriever=retriever, store=None, generator_factory=lambda: generator,
+        answering.answer(row["question"], retriever=retriever, store=None, generator_factory=lambda _language: generator,
                          settings=settings, emit=events.append, should_cancel=lambda: False, verifier=Verifier())
         results.append(summarise(row, events, time.perf_counter() - started, page_text))
         r = results[-1]

@@ -27,7 +27,7 @@ import httpx
 
 from desktop_app.core.models import catalog as models
 from desktop_app.core.models.generate import LlamaGenerator
-from desktop_app.core.models.server import ServerGenerator
+from desktop_app.core.models.server_client import ServerGenerator
 
 MESSAGES = [
     {"role": "system", "content": "You answer questions about the sources, citing them like [1]."},

@@ -305,7 +305,7 @@ def answers(args: argparse.Namespace) -> None:
         events: list[Any] = []
         started = time.perf_counter()
         answering.answer(case.question, retriever=retriever, store=store if args.judge else None,
-                         generator_factory=lambda: generator, settings=settings, emit=events.append,
+                         generator_factory=lambda _language: generator, settings=settings, emit=events.append,
                          should_cancel=lambda: False, verifier=Verifier())
         results.append(summarise(case, events, time.perf_counter() - started))
         r = results[-1]

@@ -20,13 +20,13 @@ import argparse
 import asyncio
 import json
 import logging
-import logging.handlers
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from desktop_app import __version__, cli_verify
+from desktop_app.core import logs
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
@@ -470,37 +470,7 @@ def _models(args: argparse.Namespace) -> int:
 def configure_logging() -> Path | None:
     """Warnings to the terminal, without tracebacks; everything from INFO up, tracebacks
     included, to the log file (returned; None when it cannot be written)."""
-    root = logging.getLogger()
-    if root.handlers:  # configured already (tests)
-        return None
-    root.setLevel(logging.INFO)
-    console = logging.StreamHandler(sys.stderr)
-    console.setLevel(logging.WARNING)
-    console.setFormatter(_ShortFormatter("%(levelname)s %(name)s: %(message)s"))
-    root.addHandler(console)
-    try:
-        from desktop_app.core import paths
-
-        log_path = paths.log_dir() / "folio.log"
-        log_file = logging.handlers.RotatingFileHandler(log_path, maxBytes=2_000_000, backupCount=3,
-                                                        encoding="utf-8")
-    except (OSError, KnownError):
-        return None
-    log_file.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(log_file)
-    return log_path
-
-
-class _ShortFormatter(logging.Formatter):
-    """One line a record: the traceback goes to the log file, not to the person."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        saved = record.exc_info, record.exc_text
-        record.exc_info, record.exc_text = None, None
-        try:
-            return super().format(record)
-        finally:
-            record.exc_info, record.exc_text = saved
+    return logs.configure_logging(tracebacks=False)
 
 
 def main(argv: list[str]) -> int:

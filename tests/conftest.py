@@ -10,7 +10,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-# `folio ask` keeps its model loaded after the command (core/models/kept.py): tests that run
+# `folio ask` keeps its model loaded after the command (core/models/keep_alive.py): tests that run
 # the command keep none behind them, and those of the kept model set their own (short) time.
 os.environ["FOLIO_KEEP_ALIVE"] = "0"
 

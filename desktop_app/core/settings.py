@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from desktop_app.core import paths
 from desktop_app.core.errors import KnownError, io_error
+from desktop_app.core.text import lang
 from desktop_app.core.types import CitationStyle
 
 logger = logging.getLogger(__name__)
@@ -24,6 +25,12 @@ def _default_threads() -> int:
     # process (DESIGN.md): leave one core for the GUI, parsing and embedding.
     return max(1, (os.cpu_count() or 2) - 1)
 
+
+
+def prompt_languages() -> tuple[tuple[str, str], ...]:
+    """The prompt languages a person chooses from, (code, name): "auto", then every
+    registered lexicon (core/text/lang/): a language added there is a choice here."""
+    return (("auto", "Automatic"), *((x.code, x.name or x.code) for x in lang.all_lexicons()))
 
 @dataclass(frozen=True)
 class Settings:
@@ -42,7 +49,7 @@ class Settings:
     # questions and none started after judge_budget_s (bench/verdicts.py: ~2-3 s each).
     judge: bool = True
     judge_budget_s: float = 30.0  # no new judge question after this many seconds
-    prompt_language: str = "auto"  # "auto" | "en" | "zh" | "de"
+    prompt_language: str = "auto"  # "auto" | a registered language's code (prompt_languages)
     use_grammar: bool = False
     # Ask the model first how likely it is to say its sources do not hold the answer
     # (gate.ABSTAIN_PROBABILITY). Off: with the default 1.5B model it declined as many
@@ -59,8 +66,10 @@ class Settings:
     def validate(self) -> None:
         if self.citation_style not in tuple(CitationStyle):
             raise KnownError(f"Unknown citation style {self.citation_style!r}.", "Use label or shortid.")
-        if self.prompt_language not in ("auto", "en", "zh", "de"):
-            raise KnownError(f"Unknown prompt language {self.prompt_language!r}.", "Use auto, en, zh or de.")
+        choices = [code for code, _ in prompt_languages()]
+        if self.prompt_language not in choices:
+            raise KnownError(f"Unknown prompt language {self.prompt_language!r}.",
+                             f"Use {', '.join(choices[:-1])} or {choices[-1]}.")
         if not 0.0 < self.judge_budget_s <= 600.0:
             raise KnownError("The judge's time budget must be between 0 and 600 seconds.")
         if not 1 <= self.sources_per_answer <= 20:

@@ -29,6 +29,7 @@ from desktop_app.core.library.answer_records import AnswerArchive, answers_path
 from desktop_app.core.library.store import Store
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import Embedder, Generator, JudgeCache, Retriever
+from desktop_app.core.text import lang
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
-PROMPT_LANGUAGES = ("en", "zh", "de")  # the prompt heads primed when the language is "auto"
 E = TypeVar("E")
 
 
@@ -102,7 +102,7 @@ class KnowledgeBase:
     ) -> None:
         self.settings = settings or settings_mod.load()
         # The command line's answer model outlives the command for this many idle seconds
-        # (core/models/kept.py); 0: a process of its own, ended with the facade (the window).
+        # (core/models/keep_alive.py); 0: a process of its own, ended with the facade (the window).
         self._keep_model_s = keep_model_s
         self.db_path = Path(db_path) if db_path else paths.db_path(self.settings.data_dir)
         self._store: Store | None = None
@@ -191,7 +191,7 @@ class KnowledgeBase:
     def generator(self) -> Generator:
         """The answer model; only ever called on the folio-llm thread."""
         if self._generator is None and self.settings.answer_model == settings_mod.SERVER:
-            from desktop_app.core.models.server import ServerGenerator
+            from desktop_app.core.models.server_client import ServerGenerator
 
             # A shared model server (OpenAI-compatible): only the prompt (the question and
             # its passages) goes to it. The key comes from its own private file.
@@ -221,10 +221,10 @@ class KnowledgeBase:
         # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
         path = models.resolve_answer_model(self.settings.answer_model)
         if self._keep_model_s > 0:
-            from desktop_app.core.models import kept
+            from desktop_app.core.models import keep_alive
 
-            if kept.supported():
-                self._worker = kept.KeptGenerator(
+            if keep_alive.supported():
+                self._worker = keep_alive.KeepAliveGenerator(
                     path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
                     prompt_lookup=self.settings.prompt_lookup, idle_s=self._keep_model_s, wait=False,
                 )
@@ -254,13 +254,13 @@ class KnowledgeBase:
         """Load the answer model and read the fixed head of every prompt (system prompt
         and worked examples) into its KV cache, on the answer model's own thread, in the
         background: a question then waits only for its sources to be read (on 2 cores a
-        head alone is 3-8 s of prefill). One head per prompt language ("auto": English,
-        then Chinese, then German), each kept by the model process; each language is its
+        head alone is 3-8 s of prefill). One head per prompt language ("auto": every
+        registered language, core/text/lang/: English, German, Chinese), each kept by the model process; each language is its
         own job on the model's thread, so a question asked meanwhile waits for one head at
         most. Only for the numbered-label style, whose head is the same for every question.
         Returns the number of tokens cached for the first head (answer_model_ready)."""
         chosen = self.settings.prompt_language
-        languages = list(PROMPT_LANGUAGES) if chosen == "auto" else [chosen]
+        languages = list(lang.codes()) if chosen == "auto" else [chosen]  # every registered one
 
         def prime(language: str, rest: list[str]) -> int:
             if self.settings.citation_style != CitationStyle.LABEL or self._closing.is_set():
@@ -290,7 +290,7 @@ class KnowledgeBase:
         self._ready = self._llm_pool.submit(prime, languages[0], languages[1:])
         return self._ready
 
-    def _prime_kept(self, generator: Generator, question: str, settings: Settings,
+    def _prime_kept(self, generator: Generator, language: str, settings: Settings,
                     cancelled: Callable[[], bool]) -> bool:
         """A kept model (the command line's) keeps the fixed head of each prompt language it
         has read, as the window's primed one does: the next command's question in that
@@ -299,11 +299,10 @@ class KnowledgeBase:
         if settings.citation_style != CitationStyle.LABEL:
             return False
         from desktop_app.core.answer import prompts
-        from desktop_app.core.text.words import question_language
 
         packed = prompts.build_prompt(
             "", [], count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
-            answer_tokens=settings.max_tokens, language=question_language(question, settings.prompt_language),
+            answer_tokens=settings.max_tokens, language=language,
         )
         try:
             return generator.prime(packed.messages, cancelled) > 0
@@ -527,12 +526,12 @@ class KnowledgeBase:
 
             primed: list[bool] = []
 
-            def generator() -> Generator:
+            def generator(language: str) -> Generator:
                 model = self.generator()
                 if starts_model and self._worker is not None and self._worker.load_s:  # 0: kept loaded
                     clock.counts["model_load_ms"] = round(self._worker.load_s * 1000)
                 if self._keep_model_s > 0 and not primed:
-                    primed.append(self._prime_kept(model, question, settings, cancelled))
+                    primed.append(self._prime_kept(model, language, settings, cancelled))
                 return model
 
             try:

@@ -225,13 +225,13 @@ class ModelInstall:
 def keep_alive_seconds() -> float:
     """How long the command line's answer model stays loaded after a command (FOLIO_KEEP_ALIVE;
     0 where it cannot be kept: not POSIX)."""
-    from desktop_app.core.models import kept
+    from desktop_app.core.models import keep_alive
 
-    return kept.idle_seconds() if kept.supported() else 0.0
+    return keep_alive.idle_seconds() if keep_alive.supported() else 0.0
 
 
 def stop_kept_models() -> list[int]:
     """End the answer models kept loaded between commands (``folio models stop``): their pids."""
-    from desktop_app.core.models import kept
+    from desktop_app.core.models import keep_alive
 
-    return kept.stop_all()
+    return keep_alive.stop_all()

@@ -11,12 +11,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import logging.handlers
 import signal
 import sys
 from pathlib import Path
 
-from desktop_app.core import paths
+from desktop_app.core import logs
 from desktop_app.core.errors import KnownError
 from desktop_app.services.api import KnowledgeBaseAPI
 
@@ -73,23 +72,7 @@ def make_knowledge_base(db_path: Path | None, model: str | None) -> KnowledgeBas
 
 
 def configure_logging(verbose: bool) -> None:
-    root = logging.getLogger()
-    if root.handlers:  # already configured (tests, or the CLI entry point)
-        return
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
-    console = logging.StreamHandler(sys.stderr)
-    console.setLevel(logging.DEBUG if verbose else logging.WARNING)
-    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-    root.addHandler(console)
-    try:
-        log_file = logging.handlers.RotatingFileHandler(
-            paths.log_dir() / "folio.log", maxBytes=2_000_000, backupCount=3, encoding="utf-8"
-        )
-    except OSError as error:
-        logger.warning("no log file: %s", error)
-        return
-    log_file.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(log_file)
+    logs.configure_logging(verbose=verbose, say_without_file=True)
 
 
 def main(argv: list[str] | None = None) -> int:

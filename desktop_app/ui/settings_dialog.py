@@ -101,7 +101,7 @@ class SettingsDialog(QDialog):
         self.ocr.setAccessibleName("Read scanned pages with OCR")
         self.language = self._combo(
             "Prompt language",
-            (("auto", "Automatic"), ("en", "English"), ("zh", "Chinese"), ("de", "German")),
+            settings_store.prompt_languages(),
         )
         self.data_dir = QLineEdit(self.current.data_dir, self)
         self.data_dir.setPlaceholderText(f"Default: {paths.data_dir()}")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
-from desktop_app.core.types import DOCUMENT_SUFFIXES
+from desktop_app.core.types import is_document_file, is_hidden
 
 logger = logging.getLogger(__name__)
 
@@ -48,13 +48,12 @@ def snapshot(folder: str) -> tuple[Snapshot, list[str]]:
         except OSError:  # vanished or unreadable meanwhile: the next look will tell
             continue
         for entry in entries:
-            if entry.name.startswith("."):
+            if is_hidden(entry.name):
                 continue
             try:
                 if entry.is_dir():
                     pending.append(entry.path)
-                elif (os.path.splitext(entry.name)[1].lower() in DOCUMENT_SUFFIXES
-                      and not entry.name.startswith("~$") and entry.is_file()):
+                elif is_document_file(entry.name) and entry.is_file():
                     stat = entry.stat()
                     pdfs[entry.path] = (stat.st_size, stat.st_mtime_ns)
             except OSError:

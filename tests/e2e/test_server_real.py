@@ -22,7 +22,7 @@ from desktop_app.core import settings as settings_mod
 from desktop_app.core.answer.citations import citation_grammar
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.models.generate import LlamaGenerator
-from desktop_app.core.models.server import ServerGenerator
+from desktop_app.core.models.server_client import ServerGenerator
 from desktop_app.core.models.server_http import check_connection
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerFailed, AnswerFinished, TokenDelta

@@ -21,7 +21,6 @@ from desktop_app.core.answer.gate import Refusal
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import AnswerLog, Generator, Retriever, VerdictStream, Verifier
-from desktop_app.core.text.lang import DEFAULT as DEFAULT_LANGUAGE
 from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.types import (
     AnswerCancelled,
@@ -70,7 +69,7 @@ def answer(
     *,
     retriever: Retriever,
     store: AnswerLog | None,
-    generator_factory: Callable[[], Generator],
+    generator_factory: Callable[[str], Generator],
     settings: Settings,
     emit: Callable[[AnswerEvent], None],
     should_cancel: Callable[[], bool],
@@ -79,7 +78,9 @@ def answer(
     clock: FirstWordClock | None = None,
     conversation: Conversation | None = None,
 ) -> str:
-    """Stream one answer's events into ``emit``; returns the answer id. ``verifier`` checks
+    """Stream one answer's events into ``emit``; returns the answer id. ``generator_factory``
+    is handed the question's language (decided once, by retrieval: ``Retrieval.language``)
+    and returns the answer model (a keep-alive model primes that language's head). ``verifier`` checks
     its sentences against the sources (core/verdicts). With ``scope`` (file and folder
     paths) the question is asked within those documents only: retrieval, the evidence gate
     and the sources are limited to them, and the history records it. ``clock`` (started
@@ -105,7 +106,7 @@ def answer(
     _split_search(clock, retrieval)
     # The one language of this question (the setting, else what it is written in): the gate,
     # the prompt and the refusal all read it.
-    language = retrieval.language or DEFAULT_LANGUAGE
+    language = gate.language_of(retrieval)
     also_searched = retrieval.expansion  # what the glossary added (retrieve.py)
     with clock.timing("gate_s"):
         refused = gate.refusal(retrieval)
@@ -117,7 +118,7 @@ def answer(
         return answer_id
     try:
         with clock.timing("model_start_s"):
-            generator = generator_factory()
+            generator = generator_factory(language)
     except KnownError as exc:
         emit(AnswerFailed(error=str(exc), known=True))
         return answer_id

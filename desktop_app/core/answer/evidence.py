@@ -49,12 +49,6 @@ class _Unit:
     terms: frozenset[str]
 
 
-def approx_tokens(text: str) -> int:
-    """A tokenizer-free estimate: ~4 characters a token for Latin text, ~1 a CJK character."""
-    cjk = sum(1 for ch in text if termlib.is_cjk_char(ch))
-    return max(1, math.ceil(cjk * 0.9 + (len(text) - cjk) / 3.6))
-
-
 def _units(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for sentence in split_sentences(text, table_rows=True):
@@ -105,7 +99,7 @@ def select(
     passages: Sequence[Passage],
     *,
     budget_tokens: int = EVIDENCE_TOKENS,
-    count_tokens: Callable[[str], int] = approx_tokens,
+    count_tokens: Callable[[str], int] = termlib.estimate_tokens,
     context_units: int = CONTEXT_UNITS,
     context_first: bool = False,
 ) -> list[Passage]:

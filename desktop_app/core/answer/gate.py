@@ -14,6 +14,7 @@ import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from desktop_app.core.text.words import unmarked_language
 from desktop_app.core.types import Retrieval
 
 __all__ = [
@@ -95,11 +96,18 @@ def gate_thresholds(embedder: str, language: str) -> GateThresholds | None:
     return GATES.get(embedder.split(":", 1)[0].lower(), {}).get(language)
 
 
+def language_of(retrieval: Retrieval) -> str:
+    """The question's language as retrieval decided it (``Retrieval.language``); for a
+    retrieval made without one (a test's, a replayed bench row) the language of a question
+    nothing marks (text/words.unmarked_language): the one fallback."""
+    return retrieval.language or unmarked_language(retrieval.cjk)
+
+
 def refusal(retrieval: Retrieval) -> Refusal | None:
     """Why the retrieved passages cannot support an answer, else None."""
     if not retrieval.passages:
         return Refusal(RefusalKind.NOTHING_FOUND, "No passage in the library matches the question.")
-    language = retrieval.language or ("zh" if retrieval.cjk else "en")
+    language = language_of(retrieval)
     if retrieval.documents_language:
         return _across_languages(retrieval)
     gate = gate_thresholds(retrieval.embedder, language)

@@ -26,12 +26,13 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core import paths
 from desktop_app.core.answer.evidence import evidence_text
+from desktop_app.core.text import lang
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.text.words import question_language
@@ -39,16 +40,30 @@ from desktop_app.core.types import PDF_FORMAT, SECTION_SEPARATOR, Passage
 
 logger = logging.getLogger(__name__)
 
-NO_ANSWER = {
-    "en": "The documents do not contain the answer.",
-    "zh": "文档中没有这个问题的答案。",
-    "de": "Die Dokumente enthalten die Antwort nicht.",
-}
-NO_BASIS_MESSAGE = {
-    "en": "The documents hold no basis for answering this question. Please verify manually.",
-    "zh": "文档中没有回答这个问题的依据,请人工核实。",
-    "de": "Die Dokumente bieten keine Grundlage, um diese Frage zu beantworten. Bitte prüfen Sie sie selbst.",
-}
+
+
+class _Sentences(Mapping[str, str]):
+    """One sentence of every registered language, by its code: each lexicon's own
+    (core/text/lang/), read when asked, so a language registered later is there too."""
+
+    def __init__(self, field: str) -> None:
+        self._field = field
+
+    def __getitem__(self, code: str) -> str:
+        lexicon = lang.get(code)
+        if lexicon is None or not getattr(lexicon, self._field):
+            raise KeyError(code)
+        return str(getattr(lexicon, self._field))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([x.code for x in lang.all_lexicons() if getattr(x, self._field)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+NO_ANSWER: Mapping[str, str] = _Sentences("no_answer")  # the prompt's refusal, by language
+NO_BASIS_MESSAGE: Mapping[str, str] = _Sentences("no_basis")  # the answer when the gate finds no basis
 MAX_PASSAGE_CHARS = 600  # per source shown to the model (bench/citing.py: caps and speed)
 # PDF text keeps typographic ligatures ("Deﬁnition", "hausdorﬀsch": one character each, as
 # viewers show them); the model reads them as rare tokens and missed "Metrische Räume sind
@@ -279,6 +294,8 @@ def build_prompt(
     best one fits, it is cut to what fits. ``focus``: the question as searched (a
     follow-up made to stand alone) that passages are cut around (default: ``question``);
     ``history``: the conversation's earlier turns, recalled briefly before the request.
+    ``language``: the question's language as retrieval decided it (a lexicon's code); with
+    "auto" (a bench, a primed head) the language ``question`` is written in.
     """
     lang = question_language(question, language)
     system_t = _template(f"system_{lang}.txt", prompts_dir)

@@ -10,11 +10,10 @@ import os
 from pathlib import Path
 
 from desktop_app.core.ids import sha256_file
-from desktop_app.core.ingest.formats import SUFFIXES
 from desktop_app.core.ingest.ocr import OCR_TRIED
 from desktop_app.core.ingest.text_quality import GARBLE_REASONS
 from desktop_app.core.stages import LibraryWriter
-from desktop_app.core.types import DocStatus, FileIndexed
+from desktop_app.core.types import DocStatus, FileIndexed, is_document_file, is_hidden
 
 __all__ = ["awaits_ocr", "mark_removed", "scan_folder", "unchanged"]
 
@@ -28,10 +27,9 @@ def scan_folder(folder: Path) -> list[Path]:
     sorted."""
     found: list[Path] = []
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not is_hidden(d))
         for name in sorted(files):
-            if (os.path.splitext(name)[1].lower() in SUFFIXES and not name.startswith(".")
-                    and not name.startswith("~$")):
+            if is_document_file(name):
                 found.append(Path(root) / name)
     return found
 

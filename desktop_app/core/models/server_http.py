@@ -11,14 +11,13 @@ the ``Authorization`` header; it is never logged and never part of an error mess
 from __future__ import annotations
 
 import logging
-import math
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.settings import normalize_server_url
-from desktop_app.core.text.words import CJK_CHAR
+from desktop_app.core.text.words import estimate_tokens
 from desktop_app.core.types import JsonObject
 
 if TYPE_CHECKING:
@@ -211,12 +210,12 @@ def _int_or_none(value: object) -> int | None:
 # ---------------------------------------------------------------------------- counting tokens
 
 
-def estimate_tokens(text: str) -> int:
-    """A conservative count when the server cannot tokenize: one token per CJK character,
-    one per three other characters (real tokenizers give ~4 characters per English token
-    and 1.3-2 CJK characters per token, so prompts are packed a little short, never over)."""
-    cjk = len(CJK_CHAR.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 3)
+def conservative_tokens(text: str) -> int:
+    """A conservative count when the server cannot tokenize (text/words.estimate_tokens):
+    one token per CJK character, one per three other characters (real tokenizers give ~4
+    characters per English token and 1.3-2 CJK characters per token, so prompts are packed
+    a little short, never over)."""
+    return estimate_tokens(text, chars_per_token=3, cjk_tokens=1, at_least=0)
 
 
 # (path, body) of the tokenize endpoints: llama-server's and vLLM's /tokenize (each reads

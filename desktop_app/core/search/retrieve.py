@@ -306,8 +306,11 @@ class Retriever:
         the question's anchors follow the language the question is written in. ``fusion``
         replaces the language's weights (bench/retrieval.py ranks by one retriever alone with
         it: the same glossary, title share and one passage per page as the fused ranking)."""
+        # The question's language, decided here once for the whole answer: what it is
+        # written in ranks; with the setting applied it is Retrieval.language, which the
+        # gate, the evidence, the prompt and a refusal read.
         written = termlib.question_language(query)
-        language = termlib.question_language(query, language) if language != "auto" else written
+        language = termlib.answer_language(written, language)
         cjk = written == "zh"
         if fusion is None:
             fusion = self._weights(query, cjk)

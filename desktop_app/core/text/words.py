@@ -14,6 +14,7 @@ text yields change: the store then rebuilds the postings from the stored chunk t
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import unicodedata
 from collections import Counter
@@ -24,9 +25,9 @@ from desktop_app.core.text import lang
 from desktop_app.core.text.lang import CJK_CHAR, CJK_RANGES
 
 __all__ = [
-    "CJK_CHAR", "CJK_RANGES", "claim_stopwords", "cjk_share", "is_cjk_char", "is_cjk_query",
-    "is_german", "languages", "query_terms", "question_language", "stem", "stopwords",
-    "term_counts", "term_id", "text_language", "tokenize",
+    "CJK_CHAR", "CJK_RANGES", "claim_stopwords", "cjk_share", "estimate_tokens", "is_cjk_char", "is_cjk_query",
+    "answer_language", "is_german", "languages", "query_terms", "question_language", "stem",
+    "stopwords", "term_counts", "term_id", "text_language", "tokenize", "unmarked_language",
 ]
 
 TOKENIZER_VERSION = "4"
@@ -146,6 +147,18 @@ def is_cjk_char(term: str) -> bool:
     return len(term) == 1 and CJK_CHAR.match(term) is not None
 
 
+def estimate_tokens(text: str, *, chars_per_token: float = 3.6, cjk_tokens: float = 0.9,
+                    at_least: int = 1) -> int:
+    """Folio's one estimate of a generator's tokens when no tokenizer is at hand: a CJK
+    character costs ``cjk_tokens``, any other character 1/``chars_per_token`` (~4 a token
+    for Latin text), rounded up, at least ``at_least``. The defaults are the evidence
+    budget's (core/answer/evidence.py); a model server that cannot tokenize counts
+    conservatively with 3 characters and 1 a CJK character, so that prompts are packed a
+    little short, never over (core/models/server_http.py)."""
+    cjk = len(CJK_CHAR.findall(text))
+    return max(at_least, math.ceil(cjk * cjk_tokens + (len(text) - cjk) / chars_per_token))
+
+
 def cjk_share(text: str) -> float:
     """Share of CJK characters among the letters of ``text`` (0 for empty text)."""
     letters = [c for c in text if c.isalpha()]
@@ -183,6 +196,20 @@ def _function_words(text: str) -> tuple[list[str], dict[str, int]]:
 
 def _cjk_code() -> str | None:
     return next((x.code for x in lang.all_lexicons() if x.script == "cjk"), None)
+
+
+def unmarked_language(cjk: bool) -> str:
+    """The language of a question nothing else marks: the CJK language for a question in
+    CJK characters, else the default ("en"). :func:`question_language` falls back to it,
+    and so does whatever reads a retrieval made without a language (a replayed bench row)."""
+    return (_cjk_code() or lang.DEFAULT) if cjk else lang.DEFAULT
+
+
+def answer_language(written: str, setting: str = "auto") -> str:
+    """The language a question written in ``written`` is answered in: the setting when it
+    names a registered language, else ``written``. Applies the setting to a language
+    already decided (:func:`question_language` decides it)."""
+    return setting if setting in lang.codes() else written
 
 
 def text_language(text: str) -> str | None:
@@ -233,9 +260,9 @@ def question_language(text: str, setting: str = "auto") -> str:
     if setting in lang.codes():
         return setting
     if is_cjk_query(text):
-        return _cjk_code() or lang.DEFAULT
+        return unmarked_language(cjk=True)
     found, counts = _function_words(text)
     readings = [x for x in lang.latin() if x.code != lang.DEFAULT and _reads_as(x, text, found, counts)]
     if not readings:
-        return lang.DEFAULT
+        return unmarked_language(cjk=False)
     return max(readings, key=lambda x: counts[x.code]).code

@@ -30,6 +30,8 @@ from desktop_app.core.types.documents import (
     Span,
     TextBlock,
     TextRun,
+    is_document_file,
+    is_hidden,
     locate,
 )
 from desktop_app.core.types.events import (
@@ -77,5 +79,5 @@ __all__ = [
     "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "FirstWordClock", "GenerationStats",
     "IndexEvent", "IndexProgress", "IndexSummary", "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine",
     "PageQuality", "PageText", "Passage", "Retrieval", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
-    "TextBlock", "TextRun", "TokenDelta", "Verdict", "all_unsupported", "locate",
+    "TextBlock", "TextRun", "TokenDelta", "Verdict", "all_unsupported", "is_document_file", "is_hidden", "locate",
 ]

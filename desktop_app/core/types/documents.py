@@ -4,6 +4,7 @@ finds them. Qt-free."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -90,6 +91,19 @@ PDF_FORMAT = "pdf"
 # and the window's folder watcher both look for these).
 DOCUMENT_SUFFIXES = frozenset({".pdf", ".html", ".htm", ".xhtml", ".epub", ".docx", ".odt",
                                ".pptx", ".md", ".markdown", ".txt"})
+
+
+def is_hidden(name: str) -> bool:
+    """Whether a file or folder named ``name`` is hidden: the folder scan skips it."""
+    return name.startswith(".")
+
+
+def is_document_file(name: str) -> bool:
+    """Whether a file named ``name`` is a document Folio indexes: a reader's suffix, not
+    hidden and not an Office lock file ("~$report.docx"). The one rule the folder scan
+    (core/ingest/changes.py) and the window's folder watcher both follow."""
+    return (os.path.splitext(name)[1].lower() in DOCUMENT_SUFFIXES and not is_hidden(name)
+            and not name.startswith("~$"))
 
 
 @dataclass(frozen=True)

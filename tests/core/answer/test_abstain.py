@@ -51,7 +51,7 @@ def ask(store: Store, generator: FakeGenerator, question: str, **settings: objec
     events: list[object] = []
     chosen = {"judge": False, "abstain": True, **settings}
     answering.answer(question, retriever=Retriever(store, FakeEmbedder()), store=store,
-                     generator_factory=lambda: generator, settings=Settings(**chosen),
+                     generator_factory=lambda _language: generator, settings=Settings(**chosen),
                      emit=events.append, should_cancel=lambda: False, verifier=Verifier())
     return events
 

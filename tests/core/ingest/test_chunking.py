@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from desktop_app.core.ids import chunk_id
-from desktop_app.core.ingest.chunking import approx_tokens, chunk_document, detect_heading
+from desktop_app.core.ingest.chunking import chunk_document, detect_heading, wordpiece_tokens
 from desktop_app.core.ingest.extract import extract_document
 from desktop_app.core.types import Chunk, DocStatus, ExtractedDocument, PageQuality, PageText
 from tests.conftest import require, strict
@@ -154,7 +154,7 @@ def test_chunks_fit_the_token_budget_and_end_at_sentences() -> None:
     chunks = chunk_document(doc, max_tokens=100)
     assert_exact(doc, chunks)
     assert len(chunks) > 3
-    assert all(approx_tokens(c.text) <= 100 for c in chunks)
+    assert all(wordpiece_tokens(c.text) <= 100 for c in chunks)
     assert all(c.text.endswith("rule.") and c.text.startswith("Sentence") for c in chunks)
 
 
@@ -180,7 +180,7 @@ def test_text_without_sentence_ends_is_still_cut_within_budget() -> None:
     doc = make_doc("规范" * 700, "word " * 600)
     chunks = chunk_document(doc, max_tokens=100, overlap_chars=0)
     assert_exact(doc, chunks)
-    assert all(approx_tokens(c.text) <= 100 for c in chunks)
+    assert all(wordpiece_tokens(c.text) <= 100 for c in chunks)
     assert "".join(c.text for c in chunks if c.page == 1) == "规范" * 700
 
 
@@ -213,11 +213,11 @@ def test_chunking_is_deterministic() -> None:
 
 
 def test_token_estimate() -> None:
-    assert approx_tokens("the cat sat") == 3
-    assert approx_tokens("建设用地") == 4
-    assert approx_tokens("Hello, world.") == 4
-    assert approx_tokens("Vollständigkeit") > 5  # a foreign word splits into many pieces
-    assert approx_tokens("Kaliber anderes", english=False) > approx_tokens("Kaliber anderes")
+    assert wordpiece_tokens("the cat sat") == 3
+    assert wordpiece_tokens("建设用地") == 4
+    assert wordpiece_tokens("Hello, world.") == 4
+    assert wordpiece_tokens("Vollständigkeit") > 5  # a foreign word splits into many pieces
+    assert wordpiece_tokens("Kaliber anderes", english=False) > wordpiece_tokens("Kaliber anderes")
 
 
 @pytest.mark.skipif(not SHARED.is_dir() and not strict(), reason=f"{SHARED} is absent")

@@ -52,7 +52,7 @@ class Library:
         events: list[Any] = []
         answering.answer(
             question, retriever=Retriever(self.store, self.embedder), store=self.store,
-            generator_factory=lambda: FakeGenerator([text]), settings=Settings(sources_per_answer=3),
+            generator_factory=lambda _language: FakeGenerator([text]), settings=Settings(sources_per_answer=3),
             emit=events.append, should_cancel=lambda: False, verifier=Verifier(),
         )
         return next(e for e in events if isinstance(e, AnswerFinished)).answer_id
@@ -163,7 +163,7 @@ def test_the_answer_says_what_the_glossary_added_to_the_search(lib: Library) -> 
     glossary = Glossary([Entry(("report window",), "report damage within days")])
     answering.answer(
         "What is the report window?", retriever=Retriever(lib.store, lib.embedder, glossary=glossary),
-        store=lib.store, generator_factory=lambda: FakeGenerator([ANSWER]), settings=Settings(sources_per_answer=3),
+        store=lib.store, generator_factory=lambda _language: FakeGenerator([ANSWER]), settings=Settings(sources_per_answer=3),
         emit=events.append, should_cancel=lambda: False, verifier=Verifier(),
     )
     started = next(e for e in events if isinstance(e, AnswerStarted))
@@ -184,7 +184,7 @@ def test_the_record_keeps_the_models_stats_and_what_it_read(lib: Library) -> Non
     events: list[Any] = []
     answering.answer(
         QUESTION, retriever=Retriever(lib.store, lib.embedder), store=lib.store,
-        generator_factory=lambda: Measured([ANSWER]), settings=Settings(sources_per_answer=3),
+        generator_factory=lambda _language: Measured([ANSWER]), settings=Settings(sources_per_answer=3),
         emit=events.append, should_cancel=lambda: False, verifier=Verifier(),
     )
     finished = next(e for e in events if isinstance(e, AnswerFinished))

@@ -19,8 +19,8 @@ import pytest
 
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import Cancelled, KnownError
-from desktop_app.core.models.server import ServerGenerator
-from desktop_app.core.models.server_http import check_connection, estimate_tokens
+from desktop_app.core.models.server_client import ServerGenerator
+from desktop_app.core.models.server_http import check_connection, conservative_tokens
 from desktop_app.core.settings import Settings
 
 QUESTION = [{"role": "system", "content": "Cite like [1]."}, {"role": "user", "content": "When does it open?"}]
@@ -234,7 +234,7 @@ def test_a_model_the_server_does_not_have_is_named_with_those_it_has() -> None:
 
 
 def test_tokens_are_counted_by_the_server_where_it_can_else_estimated(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="desktop_app.core.models.server")
+    caplog.set_level(logging.INFO, logger="desktop_app.core.models.server_client")
     counting = FakeServer(tokenize=True).generator()
     assert counting.count_tokens("one two three four") == 4
     assert "token counts from the server's http://127.0.0.1:9/tokenize" in caplog.text
@@ -246,8 +246,8 @@ def test_tokens_are_counted_by_the_server_where_it_can_else_estimated(caplog: py
 
 def test_the_estimate_never_counts_fewer_tokens_than_a_real_tokenizer_would() -> None:
     english = "The tenant must report damage to the landlord within 30 days of discovering it."
-    assert estimate_tokens(english) >= len(english) / 4
-    assert estimate_tokens("高速公路八车道停车区") == 10
+    assert conservative_tokens(english) >= len(english) / 4
+    assert conservative_tokens("高速公路八车道停车区") == 10
 
 
 def test_a_prompt_the_window_cannot_hold_is_refused_before_sending() -> None:

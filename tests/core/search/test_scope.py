@@ -67,7 +67,7 @@ def ask(store: Store, embedder: FakeEmbedder, question: str, scope: tuple[str, .
     events: list[object] = []
     generator = FakeGenerator(["The server returns 414 [1]."])
     answering.answer(question, retriever=Retriever(store, embedder), store=store,
-                     generator_factory=lambda: generator, settings=Settings(), emit=events.append,
+                     generator_factory=lambda _language: generator, settings=Settings(), emit=events.append,
                      should_cancel=lambda: False, verifier=Verifier(), scope=scope)
     return events
 

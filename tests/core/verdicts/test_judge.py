@@ -203,7 +203,7 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
     def ask(settings: Settings, gen: JudgingGenerator) -> list[Any]:
         events: list[Any] = []
         answering.answer("How long to report damage?", retriever=Retriever(), store=store,
-                         generator_factory=lambda: gen, settings=settings, emit=events.append,
+                         generator_factory=lambda _language: gen, settings=settings, emit=events.append,
                          should_cancel=lambda: False, verifier=Verifier())
         return events
 

@@ -10,6 +10,9 @@ _MONTHS = (("Januar", "Jänner"), ("Februar",), ("März",), ("April",), ("Mai",)
 LEXICON = Lexicon(
     code="de",
     script="latin",
+    name="German",
+    no_answer="Die Dokumente enthalten die Antwort nicht.",
+    no_basis="Die Dokumente bieten keine Grundlage, um diese Frage zu beantworten. Bitte prüfen Sie sie selbst.",
     letters="ÄÖÜäöüß",
     # Words English does not share ("in", "was" are left out): they tell the two apart.
     function_words=frozenset(

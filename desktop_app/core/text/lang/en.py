@@ -7,6 +7,9 @@ from desktop_app.core.text.lang.lexicon import Lexicon
 LEXICON = Lexicon(
     code="en",
     script="latin",
+    name="English",
+    no_answer="The documents do not contain the answer.",
+    no_basis="The documents hold no basis for answering this question. Please verify manually.",
     # Words German does not share ("in", "was" are left out): they tell the two apart.
     function_words=frozenset(
         "the a an and or not is are was were be been will would can could must should may might "

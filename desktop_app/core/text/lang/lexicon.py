@@ -18,6 +18,12 @@ class Lexicon:
     code: str  # "en": what settings, prompts and the gate call the language
     script: Literal["latin", "cjk"]
     letters: str = ""  # letters beyond A-Z its words are written with ("ÄÖÜäöüß")
+    name: str = ""  # what the settings dialog calls it ("English")
+
+    # -- what Folio says in it (answer/prompts.py): the prompt's refusal and the model's
+    # probe (no_answer), and the answer in place of one when the gate finds no basis
+    no_answer: str = ""
+    no_basis: str = ""
 
     # -- telling the language apart (text/words.py: question_language, text_language)
     function_words: Words = frozenset()  # common words no other registered language has

@@ -21,8 +21,8 @@ import pytest
 
 from desktop_app.core.answer import prompts
 from desktop_app.core.errors import Cancelled
-from desktop_app.core.models import kept
-from desktop_app.core.models.kept import KeptGenerator
+from desktop_app.core.models import keep_alive
+from desktop_app.core.models.keep_alive import KeepAliveGenerator
 from desktop_app.core.models.worker import WorkerGenerator
 
 pytestmark = pytest.mark.e2e
@@ -52,7 +52,7 @@ def _wait_gone(pid: int, seconds: float) -> bool:
 def stop_kept() -> Iterator[None]:
     """Whatever a test started under its FOLIO_HOME is stopped after it."""
     yield
-    kept.stop_all()
+    keep_alive.stop_all()
 
 
 def _messages(generator: WorkerGenerator, question: str) -> list[dict[str, str]]:
@@ -61,8 +61,8 @@ def _messages(generator: WorkerGenerator, question: str) -> list[dict[str, str]]
                                 language="en").messages
 
 
-def _kept(model: Path, idle_s: float = 60.0) -> KeptGenerator:
-    return KeptGenerator(model, context_tokens=2048, threads=1, idle_s=idle_s)
+def _kept(model: Path, idle_s: float = 60.0) -> KeepAliveGenerator:
+    return KeepAliveGenerator(model, context_tokens=2048, threads=1, idle_s=idle_s)
 
 
 def folio(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -81,7 +81,7 @@ def test_two_folio_asks_share_one_kept_process_and_folio_models_stop_ends_it(
     db = tmp_path / "library.duckdb"
     assert folio(["index", str(folder), "--db", str(db)], env).returncode == 0
     monkeypatch.setenv("FOLIO_HOME", env["FOLIO_HOME"])
-    runtime = kept.runtime_dir()  # the commands' folder (a short one in /tmp when FOLIO_HOME is deep)
+    runtime = keep_alive.runtime_dir()  # the commands' folder (a short one in /tmp when FOLIO_HOME is deep)
     try:
         figures, pids = [], []
         for question in ("What does Title II of the DMCA limit?",) * 2:
@@ -141,7 +141,7 @@ def test_a_stale_socket_gives_way_to_a_fresh_process(small_model_path: Path) -> 
     probe = _kept(small_model_path)
     path, pid = probe.socket_path, probe.pid
     probe.close()
-    assert pid is not None and kept.stop_all() == [pid] and _wait_gone(pid, 10.0)
+    assert pid is not None and keep_alive.stop_all() == [pid] and _wait_gone(pid, 10.0)
     listening = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listening.bind(str(path))  # a socket file nobody listens on: what a killed process leaves
     listening.close()
@@ -168,9 +168,9 @@ def test_an_idle_kept_process_exits_and_removes_its_socket(small_model_path: Pat
 CLIENT = """
 import sys
 from desktop_app.core.answer import prompts
-from desktop_app.core.models.kept import KeptGenerator
+from desktop_app.core.models.keep_alive import KeepAliveGenerator
 from desktop_app.core.models.worker import WorkerGenerator
-g = KeptGenerator(sys.argv[1], context_tokens=2048, threads=1, idle_s=60)
+g = KeepAliveGenerator(sys.argv[1], context_tokens=2048, threads=1, idle_s=60)
 m = prompts.build_prompt("Write a long story about a lighthouse keeper.", [], count_tokens=g.count_tokens,
                          context_tokens=2048, answer_tokens=400, language="en").messages
 for delta in g.stream(m, max_tokens=400, temperature=0.0):
@@ -217,21 +217,21 @@ def test_folio_models_stop_ends_a_busy_process_promptly(small_model_path: Path) 
                               stderr=subprocess.PIPE, text=True)
     assert client.stdout is not None and client.stderr is not None
     assert client.stdout.read(20)  # the kept process is writing
-    pids = [int(p.name.split(".")[1]) for p in kept.runtime_dir().glob("*.*.pid")]
+    pids = [int(p.name.split(".")[1]) for p in keep_alive.runtime_dir().glob("*.*.pid")]
     assert len(pids) == 1
     began = time.monotonic()
-    assert kept.stop_all() == pids
+    assert keep_alive.stop_all() == pids
     assert _wait_gone(pids[0], 5.0) and time.monotonic() - began < 6.0
     client.wait(30)  # the command ends too (its answer was stopped)
     client.stdout.close()
     client.stderr.close()
-    assert not list(kept.runtime_dir().glob("*.sock"))
+    assert not list(keep_alive.runtime_dir().glob("*.sock"))
 
 
 @pytest.mark.usefixtures("stop_kept")
 def test_a_second_command_waits_for_the_first_to_finish(small_model_path: Path) -> None:
     first = _kept(small_model_path)
-    second = KeptGenerator(small_model_path, context_tokens=2048, threads=1, idle_s=60, wait=False)
+    second = KeepAliveGenerator(small_model_path, context_tokens=2048, threads=1, idle_s=60, wait=False)
     try:
         waited: list[float] = []
         waiting = threading.Thread(target=lambda: waited.append(second.wait_ready()))
@@ -251,11 +251,11 @@ def test_a_second_command_waits_for_the_first_to_finish(small_model_path: Path) 
 
 @pytest.mark.usefixtures("stop_kept")
 def test_a_process_gone_while_a_command_connects_is_replaced(small_model_path: Path) -> None:
-    path = kept.runtime_dir() / f"{kept.Options(small_model_path, 2048, 1, 42, 0, None).key()}.sock"
+    path = keep_alive.runtime_dir() / f"{keep_alive.Options(small_model_path, 2048, 1, 42, 0, None).key()}.sock"
     ending = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     ending.bind(str(path))
     ending.listen(1)
-    generator = KeptGenerator(small_model_path, context_tokens=2048, threads=1, idle_s=60, wait=False)
+    generator = KeepAliveGenerator(small_model_path, context_tokens=2048, threads=1, idle_s=60, wait=False)
     ending.close()  # as a process whose idle time ran out with the command in its queue: its file stays
     try:
         generator.wait_ready()

@@ -1,8 +1,8 @@
-"""The kept answer model's own process (core/models/kept.py starts it): it loads the model,
+"""The kept answer model's own process (core/models/keep_alive.py starts it): it loads the model,
 then serves one command at a time over its Unix socket until it has been idle for the
 given seconds or gets SIGTERM (``folio models stop``). Qt-free, no asyncio.
 
-    python -m desktop_app.core.models.kept_server --model M.gguf --context 4096 --socket S --idle 300
+    python -m desktop_app.core.models.keep_alive_server --model M.gguf --context 4096 --socket S --idle 300
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from multiprocessing.connection import Connection, answer_challenge, deliver_cha
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from desktop_app.core import logs
 from desktop_app.core.errors import KnownError
-from desktop_app.core.models.kept import Hello, Options, authkey, pid_file, reusable_bind
+from desktop_app.core.models.keep_alive import Hello, Options, authkey, pid_file, reusable_bind
 from desktop_app.core.models.worker import Request, answer, ready_of, serve_requests
 
 if TYPE_CHECKING:
@@ -179,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--socket", type=Path, required=True)
     parser.add_argument("--idle", type=float, required=True)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    # stderr is the kept process's own log file (keep_alive.py opens it).
+    logs.configure_logging(console_level=logging.INFO, console_format=logs.LINE_FORMAT, to_file=False)
     options = Options(args.model, args.context, args.threads or None, args.seed, args.prompt_lookup,
                       args.batch_threads or None)
     return serve(options, args.socket, args.idle)

@@ -16,7 +16,7 @@ a killed process) is its cancel: the process checks for it between decoded token
 through llama.cpp's abort callback, while it reads the prompt, then waits for the next
 command. A socket nobody listens on is removed and a fresh process started; ``folio
 models stop`` (:func:`stop_all`) ends them. POSIX only (:func:`supported`). This module is
-the command's side; the process is :mod:`~desktop_app.core.models.kept_server`.
+the command's side; the process is :mod:`~desktop_app.core.models.keep_alive_server`.
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ def _handshake(sock: socket.socket, key: bytes, deadline: float, alive: Callable
     return connection
 
 
-class KeptGenerator(WorkerGenerator):
+class KeepAliveGenerator(WorkerGenerator):
     """A :class:`~desktop_app.core.models.worker.WorkerGenerator` whose model process
     outlives the command: it connects to the kept process for these options, or starts one
     (detached: its own session, so Ctrl+C in the terminal does not reach it)."""
@@ -234,7 +234,7 @@ class KeptGenerator(WorkerGenerator):
             log = open(log_path, "ab")  # noqa: SIM115 - the child's stderr
             try:
                 self._spawned = subprocess.Popen(
-                    [sys.executable, "-m", "desktop_app.core.models.kept_server", *self._kept.argv(),
+                    [sys.executable, "-m", "desktop_app.core.models.keep_alive_server", *self._kept.argv(),
                      "--socket", str(self.socket_path), "--idle", str(self._idle_s)],
                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
                     start_new_session=True, close_fds=True)

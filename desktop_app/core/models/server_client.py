@@ -42,7 +42,7 @@ from desktop_app.core.models.server_http import (
     ServerAddress,
     Tokenizer,
     choose_model,
-    estimate_tokens,
+    conservative_tokens,
     find_tokenizer,
     list_models,
     open_client,
@@ -298,7 +298,7 @@ class ServerGenerator:
                                type(exc).__name__)
                 self.tokenizer = Tokenizer()
         if not count:
-            count = estimate_tokens(text)
+            count = conservative_tokens(text)
         if len(self._counts) >= _COUNT_CACHE:
             self._counts.clear()
         self._counts[text] = count
