@@ -125,7 +125,7 @@ async def run_check(window: Any, turn: AnswerTurn, text: str, name: str) -> Answ
         shown = loop.time()
 
     try:
-        async for event in window.kb.check_text(text, name):
+        async for event in window.kb.checking.check_text(text, name):
             builder.apply(event)
             # A long text: rebuilding and rendering it on every sentence would cost
             # the GUI thread time quadratic in its length; at most once a frame.

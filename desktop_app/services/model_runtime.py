@@ -1,0 +1,197 @@
+"""The models area of the facade: the answer model chosen and started (a model server, a
+model kept alive between commands, or a worker process of the facade's own), the
+library and embedder warmed up, the prompt heads primed, and the models' raw passthroughs
+(completion, embedding). Qt-free."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from desktop_app.core import settings as settings_mod
+from desktop_app.core.errors import KnownError
+from desktop_app.core.settings import Settings
+from desktop_app.core.stages import Generator
+from desktop_app.core.types import CitationStyle
+from desktop_app.services.area import Area
+
+if TYPE_CHECKING:
+    from desktop_app.core.models.worker import WorkerGenerator
+    from desktop_app.services.knowledge_base import KnowledgeBase
+
+logger = logging.getLogger(__name__)
+
+PROMPT_LANGUAGES = ("en", "zh", "de")  # the prompt heads primed when the language is "auto"
+
+
+class ModelService(Area):
+    def __init__(self, kb: KnowledgeBase, generator: Generator | None = None, keep_model_s: float = 0.0) -> None:
+        super().__init__(kb)
+        # The command line's answer model outlives the command for this many idle seconds
+        # (core/models/kept.py); 0: a process of its own, ended with the facade (the window).
+        self._keep_model_s = keep_model_s
+        self._generator = generator
+        # A generator handed in belongs to the caller (a test or a server shares one model
+        # across several knowledge bases): close() frees only what this facade started.
+        self._owns_generator = generator is None
+        self._worker: WorkerGenerator | None = None  # the local model's process, once started
+        self._ready: Future[int] | None = None  # the first prompt head primed (prime_answer_model)
+
+    def generator(self) -> Generator:
+        """The answer model; only ever called on the folio-llm thread."""
+        if self._generator is None and self.settings.answer_model == settings_mod.SERVER:
+            from desktop_app.core.models.server import ServerGenerator
+
+            # A shared model server (OpenAI-compatible): only the prompt (the question and
+            # its passages) goes to it. The key comes from its own private file.
+            self._generator = ServerGenerator(
+                self.settings.server_url, self.settings.server_model,
+                api_key=settings_mod.load_server_key(), context_tokens=self.settings.context_tokens,
+            )
+        self._start_generator()
+        if self._worker is not None:
+            try:
+                self._worker.wait_ready()
+            except KnownError:
+                self._worker.close()
+                self._worker = self._generator = None
+                raise
+        assert self._generator is not None
+        return self._generator
+
+    def _start_generator(self) -> None:
+        """Start the local answer model's process without waiting for it to load (on the
+        folio-llm thread): a question's search runs while the model loads."""
+        if self._generator is not None or self.settings.answer_model == settings_mod.SERVER:
+            return
+        from desktop_app.core.models import catalog as models
+        from desktop_app.core.models.worker import WorkerGenerator
+
+        # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
+        path = models.resolve_answer_model(self.settings.answer_model)
+        if self._keep_model_s > 0:
+            from desktop_app.core.models import kept
+
+            if kept.supported():
+                self._worker = kept.KeptGenerator(
+                    path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
+                    prompt_lookup=self.settings.prompt_lookup, idle_s=self._keep_model_s, wait=False,
+                )
+                self._generator = self._worker
+                return
+        self._worker = WorkerGenerator(
+            path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
+            prompt_lookup=self.settings.prompt_lookup, wait=False,
+        )
+        self._generator = self._worker
+
+    def warm_up(self) -> None:
+        """Open the library and load the embedder now, on the calling thread.
+
+        The window calls this before it shows: creating the ONNX session on a worker
+        thread later held the GIL long enough to freeze the window for ~250 ms. A
+        missing model is not an error here; the first index or question reports it.
+        """
+        try:
+            self.store  # noqa: B018
+            self.embedder  # noqa: B018
+        except KnownError as exc:
+            logger.info("warm-up skipped: %s", exc)
+        self.prime_answer_model()
+
+    def prime_answer_model(self) -> Future[int]:
+        """Load the answer model and read the fixed head of every prompt (system prompt
+        and worked examples) into its KV cache, on the answer model's own thread, in the
+        background: a question then waits only for its sources to be read (on 2 cores a
+        head alone is 3-8 s of prefill). One head per prompt language ("auto": English,
+        then Chinese, then German), each kept by the model process; each language is its
+        own job on the model's thread, so a question asked meanwhile waits for one head at
+        most. Only for the numbered-label style, whose head is the same for every question.
+        Returns the number of tokens cached for the first head (answer_model_ready)."""
+        chosen = self.settings.prompt_language
+        languages = list(PROMPT_LANGUAGES) if chosen == "auto" else [chosen]
+
+        def prime(language: str, rest: list[str]) -> int:
+            if self.settings.citation_style != CitationStyle.LABEL or self._closing.is_set():
+                return 0
+            if self.settings.answer_model == settings_mod.SERVER:
+                return 0  # a server keeps its own cache; no network traffic at start-up
+            from desktop_app.core.answer import prompts
+
+            try:
+                generator = self.generator()
+                packed = prompts.build_prompt(
+                    "", [], count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
+                    answer_tokens=self.settings.max_tokens, language=language,
+                )
+                cached = int(generator.prime(packed.messages, self._closing.is_set))
+            except KnownError as exc:  # reported when the first question is asked
+                logger.info("answer model not primed: %s", exc)
+                return 0
+            logger.info("answer model primed for %s: %d prompt tokens cached", language, cached)
+            if rest and not self._closing.is_set():
+                try:
+                    self._llm_pool.submit(prime, rest[0], rest[1:])
+                except RuntimeError:  # the pool is shutting down
+                    pass
+            return cached
+
+        self._ready = self._llm_pool.submit(prime, languages[0], languages[1:])
+        return self._ready
+
+    def _prime_kept(self, generator: Generator, question: str, settings: Settings,
+                    cancelled: Callable[[], bool]) -> bool:
+        """A kept model (the command line's) keeps the fixed head of each prompt language it
+        has read, as the window's primed one does: the next command's question in that
+        language reads only what follows it. Quick when the head is kept already; when not,
+        it is the reading the prompt needed anyway. True when the head is cached."""
+        if settings.citation_style != CitationStyle.LABEL:
+            return False
+        from desktop_app.core.answer import prompts
+        from desktop_app.core.text.words import question_language
+
+        packed = prompts.build_prompt(
+            "", [], count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
+            answer_tokens=settings.max_tokens, language=question_language(question, settings.prompt_language),
+        )
+        try:
+            return generator.prime(packed.messages, cancelled) > 0
+        except KnownError as exc:  # the answer reports it
+            logger.info("kept answer model not primed: %s", exc)
+            return False
+
+    async def answer_model_ready(self) -> int:
+        """Wait until the answer model is loaded and its first prompt head read (the window
+        says so in its status bar); the tokens cached, 0 when it was not primed (a model
+        server, a missing model: the first question says why)."""
+        ready = self._ready
+        if ready is None:
+            return 0
+        return await asyncio.wrap_future(ready)
+
+    async def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:
+        """Raw streamed completion from the answer model (no retrieval, no citations)."""
+
+        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+            for delta in self.generator().stream(
+                messages, max_tokens=max_tokens, temperature=self.settings.temperature,
+                should_cancel=cancelled,
+            ):
+                emit(delta)
+
+        async for delta in self._stream(self._llm_pool, work):
+            yield delta
+
+    async def embedding(self, text: str, passage: bool = False) -> list[float]:
+        """The embedder's vector of ``text`` read as a question (or as a passage)."""
+        embed = self.embedder.embed_passages if passage else self.embedder.embed_queries
+        vec = await self._call(self._query_pool, lambda: embed([text])[0])
+        return [float(x) for x in vec]
+
+    def close(self) -> None:
+        """End the answer model this facade started (one handed in is the caller's)."""
+        if self._generator is not None and self._owns_generator:
+            self._generator.close()
