@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.core.errors import KnownError
-from desktop_app.core.stages import Generator
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
@@ -69,22 +68,7 @@ class AnswersService(Area):
         def work(emit: Callable[[AnswerEvent], None], cancelled: Callable[[], bool]) -> None:
             clock = FirstWordClock(asked)
             clock.add("model_busy_s", time.perf_counter() - asked)  # the model's thread was priming
-            starts_model = self._kb.models._generator is None
-            try:
-                # The model loads in its own process while the question is searched.
-                self._kb.models._start_generator()
-            except KnownError as exc:  # reported by generator_factory when the model is needed
-                logger.info("answer model not started: %s", exc)
-
-            primed: list[bool] = []
-
-            def generator() -> Generator:
-                model = self._kb.models.generator()
-                if starts_model and self._kb.models._worker is not None and self._kb.models._worker.load_s:  # 0: kept loaded
-                    clock.counts["model_load_ms"] = round(self._kb.models._worker.load_s * 1000)
-                if self._kb.models._keep_model_s > 0 and not primed:
-                    primed.append(self._kb.models._prime_kept(model, question, settings, cancelled))
-                return model
+            generator = self._kb.models.for_answer(question, settings, clock, cancelled)
 
             try:
                 conversation, asked_within = None, tuple(str(p) for p in scope)

@@ -41,7 +41,7 @@ class LibraryAPI(Protocol):
         per file, and a final ``IndexSummary``. Stops promptly after :meth:`cancel`."""
         ...
 
-    async def library_problem(self) -> KnownError | None:
+    async def problem(self) -> KnownError | None:
         """Open the library; the KnownError that keeps it from opening (damaged, not a
         library, in use by a named process, a newer Folio, …), or None."""
         ...

@@ -1,5 +1,6 @@
-"""The work behind ``KnowledgeBase.check_text`` and ``check_claims`` (``folio verify`` and
-File ▸ Check a Text…), run on the facade's worker threads. Qt-free.
+"""The checking area of the facade (``kb.checking``: ``folio verify`` and File ▸ Check a
+Text…): :class:`CheckingService` runs the work below on the facade's worker threads, with
+the answer model as judge when wanted. Qt-free.
 
 The window and the CLI import the event types from here (they reach the core only
 through services).
@@ -80,16 +81,14 @@ class CheckingService(Area):
     async def check_text(self, text: str, name: str = "", judge: bool | None = None) -> AsyncIterator[CheckEvent]:
         """Check each sentence of ``text`` (an exported answer, Markdown or plain text)
         against the library: the text as read, then a verdict event per sentence with its
-        best supporting passage, then the totals (services/checking.py). ``judge`` (default:
+        best supporting passage, then the totals (:func:`check_text`). ``judge`` (default:
         Settings) asks the answer model about the sentences the rules are unsure of."""
-        from desktop_app.services import checking
-
         use_judge = self.settings.judge if judge is None else judge
 
         def work(emit: Callable[[CheckEvent], None], cancelled: Callable[[], bool]) -> None:
-            checking.check_text(text, name, self.retriever, self.store, emit, cancelled,
-                                self._judge(use_judge, judge is True, cancelled, self.store),
-                                self.settings.judge_budget_s)
+            check_text(text, name, self.retriever, self.store, emit, cancelled,
+                       self._judge(use_judge, judge is True, cancelled, self.store),
+                       self.settings.judge_budget_s)
 
         # With the judge, on the answer model's one thread (retrieval runs there for ask too).
         async for event in self._stream(self._llm_pool if use_judge else self._query_pool, work):
@@ -98,12 +97,10 @@ class CheckingService(Area):
     async def check_claims(self, lines: Sequence[str], judge: bool | None = None) -> AsyncIterator[JsonObject]:
         """A verdict per ``--claims`` JSONL line (sentence, passages, cited ids), in order;
         needs no library. ``judge`` (default: Settings) as for an answer's sentences."""
-        from desktop_app.services import checking
-
         use_judge = self.settings.judge if judge is None else judge
 
         def work(emit: Callable[[JsonObject], None], cancelled: Callable[[], bool]) -> None:
-            checking.check_claims(lines, emit, cancelled, self._judge(use_judge, judge is True, cancelled, None))
+            check_claims(lines, emit, cancelled, self._judge(use_judge, judge is True, cancelled, None))
 
         async for result in self._stream(self._llm_pool if use_judge else self._query_pool, work):
             yield result
@@ -122,6 +119,4 @@ class CheckingService(Area):
                 raise
             logger.warning("checking without the judge: %s", exc)
             return None
-        from desktop_app.core.verdicts import Judge
-
         return Judge(generator, cache, cancelled, max_judged=1, budget_s=self.settings.judge_budget_s)

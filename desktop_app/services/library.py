@@ -43,7 +43,7 @@ class LibraryService(Area):
         async for event in self._stream(self._index_pool, work, "indexing"):
             yield event
 
-    async def library_problem(self) -> KnownError | None:
+    async def problem(self) -> KnownError | None:
         """Open the library and read it whole; what keeps it from being used (damaged, not
         a library, busy, …), or None. Reads every row: a damaged file often opens and
         fails only where its lost blocks are read."""

@@ -9,13 +9,13 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import Generator
-from desktop_app.core.types import CitationStyle
+from desktop_app.core.types import CitationStyle, FirstWordClock
 from desktop_app.services.area import Area
 
 if TYPE_CHECKING:
@@ -43,14 +43,9 @@ class ModelService(Area):
     def generator(self) -> Generator:
         """The answer model; only ever called on the folio-llm thread."""
         if self._generator is None and self.settings.answer_model == settings_mod.SERVER:
-            from desktop_app.core.models.server import ServerGenerator
+            from desktop_app.core.models.catalog import open_generator
 
-            # A shared model server (OpenAI-compatible): only the prompt (the question and
-            # its passages) goes to it. The key comes from its own private file.
-            self._generator = ServerGenerator(
-                self.settings.server_url, self.settings.server_model,
-                api_key=settings_mod.load_server_key(), context_tokens=self.settings.context_tokens,
-            )
+            self._generator = open_generator(self.settings)  # a model server's client
         self._start_generator()
         if self._worker is not None:
             try:
@@ -67,26 +62,38 @@ class ModelService(Area):
         folio-llm thread): a question's search runs while the model loads."""
         if self._generator is not None or self.settings.answer_model == settings_mod.SERVER:
             return
-        from desktop_app.core.models import catalog as models
+        from desktop_app.core.models.catalog import open_generator
         from desktop_app.core.models.worker import WorkerGenerator
 
-        # In its own process: a GGUF that crashes llama.cpp ends one answer, not the window.
-        path = models.resolve_answer_model(self.settings.answer_model)
-        if self._keep_model_s > 0:
-            from desktop_app.core.models import kept
+        # In its own process (kept alive between commands for the command line).
+        generator = open_generator(self.settings, keep_alive_s=self._keep_model_s)
+        self._worker = generator if isinstance(generator, WorkerGenerator) else None
+        self._generator = generator
 
-            if kept.supported():
-                self._worker = kept.KeptGenerator(
-                    path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
-                    prompt_lookup=self.settings.prompt_lookup, idle_s=self._keep_model_s, wait=False,
-                )
-                self._generator = self._worker
-                return
-        self._worker = WorkerGenerator(
-            path, context_tokens=self.settings.context_tokens, threads=self.settings.threads,
-            prompt_lookup=self.settings.prompt_lookup, wait=False,
-        )
-        self._generator = self._worker
+    def for_answer(self, question: str, settings: Settings, clock: FirstWordClock,
+                   cancelled: Callable[[], bool]) -> Callable[[], Generator]:
+        """Start the answer model for one answer (on the folio-llm thread: its process loads
+        while the question is searched) and hand back what the answer calls when it needs
+        the model: it waits for it, puts its load time on the answer's ``clock`` and, for a
+        model kept between commands, primes the question's own prompt head first."""
+        starts_model = self._generator is None
+        try:
+            # The model loads in its own process while the question is searched.
+            self._start_generator()
+        except KnownError as exc:  # reported by generator_factory when the model is needed
+            logger.info("answer model not started: %s", exc)
+
+        primed: list[bool] = []
+
+        def generator() -> Generator:
+            model = self.generator()
+            if starts_model and self._worker is not None and self._worker.load_s:  # 0: kept loaded
+                clock.counts["model_load_ms"] = round(self._worker.load_s * 1000)
+            if self._keep_model_s > 0 and not primed:
+                primed.append(self._prime_kept(model, question, settings, cancelled))
+            return model
+
+        return generator
 
     def warm_up(self) -> None:
         """Open the library and load the embedder now, on the calling thread.
@@ -119,15 +126,9 @@ class ModelService(Area):
                 return 0
             if self.settings.answer_model == settings_mod.SERVER:
                 return 0  # a server keeps its own cache; no network traffic at start-up
-            from desktop_app.core.answer import prompts
-
             try:
-                generator = self.generator()
-                packed = prompts.build_prompt(
-                    "", [], count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
-                    answer_tokens=self.settings.max_tokens, language=language,
-                )
-                cached = int(generator.prime(packed.messages, self._closing.is_set))
+                cached = self._prime_head(self.generator(), "", language, self.settings.max_tokens,
+                                          self._closing.is_set)
             except KnownError as exc:  # reported when the first question is asked
                 logger.info("answer model not primed: %s", exc)
                 return 0
@@ -150,18 +151,24 @@ class ModelService(Area):
         it is the reading the prompt needed anyway. True when the head is cached."""
         if settings.citation_style != CitationStyle.LABEL:
             return False
-        from desktop_app.core.answer import prompts
-        from desktop_app.core.text.words import question_language
-
-        packed = prompts.build_prompt(
-            "", [], count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
-            answer_tokens=settings.max_tokens, language=question_language(question, settings.prompt_language),
-        )
         try:
-            return generator.prime(packed.messages, cancelled) > 0
+            return self._prime_head(generator, question, settings.prompt_language, settings.max_tokens,
+                                    cancelled) > 0
         except KnownError as exc:  # the answer reports it
             logger.info("kept answer model not primed: %s", exc)
             return False
+
+    @staticmethod
+    def _prime_head(generator: Generator, question: str, language: str, answer_tokens: int,
+                    cancelled: Callable[[], bool]) -> int:
+        """The one way a prompt head is primed, the window's and the command line's: the
+        head core/answer builds for ``question`` in ``language`` (the setting) read into
+        ``generator``'s cache; the tokens cached. A KnownError when the model fails."""
+        from desktop_app.core.answer.prompts import prompt_head
+
+        head = prompt_head(question, language=language, count_tokens=generator.count_tokens,
+                           context_tokens=generator.context_tokens, answer_tokens=answer_tokens)
+        return int(generator.prime(head, cancelled))
 
     async def answer_model_ready(self) -> int:
         """Wait until the answer model is loaded and its first prompt head read (the window
@@ -175,7 +182,7 @@ class ModelService(Area):
     async def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:
         """Raw streamed completion from the answer model (no retrieval, no citations)."""
 
-        def work(emit: Callable[[Any], None], cancelled: Callable[[], bool]) -> None:
+        def work(emit: Callable[[str], None], cancelled: Callable[[], bool]) -> None:
             for delta in self.generator().stream(
                 messages, max_tokens=max_tokens, temperature=self.settings.temperature,
                 should_cancel=cancelled,

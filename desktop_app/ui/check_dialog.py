@@ -1,5 +1,5 @@
 """File ▸ Check a Text…: pick a Markdown or text file (or paste), then every sentence is
-checked against the library off the GUI thread (``KnowledgeBase.check_text``) and shown in
+checked against the library off the GUI thread (``kb.checking.check_text``) and shown in
 the answers pane as a turn (check_turn.py) whose chips open the supporting page."""
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ class LibraryMixin:
 
     async def _check_library(self) -> None:
         try:
-            problem = await self.kb.library.library_problem()
+            problem = await self.kb.library.problem()
         except KnownError as error:
             problem = error
         had = self.library_banner.problem is not None

@@ -188,14 +188,14 @@ def test_repair_moves_a_damaged_library_aside_and_brings_search_and_answers_back
     call(kb.close())
     db.write_bytes(os.urandom(64) + db.read_bytes()[64:])  # the header overwritten
     kb = make_kb(db)
-    problem = call(kb.library.library_problem())
+    problem = call(kb.library.problem())
     assert problem is not None and "not a Folio library" in str(problem)
     events = collect(kb.library.repair())
     moved = events[0]
     assert isinstance(moved, LibraryMovedAside) and moved.folders == (str(folder),) and moved.answers == 1
     assert Path(moved.moved_to).exists() and Path(moved.moved_to).name.startswith("library.duckdb.damaged-")
     assert isinstance(events[-1], IndexSummary) and events[-1].documents == 4
-    assert call(kb.library.library_problem()) is None
+    assert call(kb.library.problem()) is None
     assert "1001 hours" in call(kb.library.search("seal lasts 1001 hours", 1))[0].text
     assert [h["question"] for h in call(kb.answers.history())] == ["How long does the seal last?"]
     with pytest.raises(Exception, match="nothing to repair"):

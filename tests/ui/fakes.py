@@ -199,7 +199,7 @@ class FakeLibrary:
         yield IndexProgress(len(files), len(files), pages_done, pages_done, "", elapsed, 0.0)
         yield IndexSummary(done, pages_done, pages_done, 0, tuple(failed), (), False, elapsed)
 
-    async def library_problem(self) -> KnownError | None:
+    async def problem(self) -> KnownError | None:
         return self.kb.problem
 
     async def repair(self, folders: Sequence[str | Path] = ()) -> AsyncIterator[IndexEvent | LibraryMovedAside]:
@@ -417,7 +417,7 @@ class FakeKnowledgeBase:
         self.saved: dict[str, dict[str, Any]] = {}  # answer id -> record, oldest first
         self.deleted: list[str] = []
         self.reindex_calls = 0
-        self.problem: KnownError | None = None  # what library_problem() reports
+        self.problem: KnownError | None = None  # what library.problem() reports
 
         self.library = FakeLibrary(self)
         self.answers = FakeAnswers(self)
