@@ -187,7 +187,7 @@ def bench_facade(gen: LlamaGenerator, llm: Any, stop: list[str], args: argparse.
         kb = KnowledgeBase(Path(home) / "library.duckdb", settings, generator=gen)
 
         async def index_and_ask() -> tuple[list[Timing], list[Timing]]:
-            async for _ in kb.index(folder):
+            async for _ in kb.library.index(folder):
                 pass
             timings, alone = [], []
             for i in range(args.runs):
@@ -195,7 +195,7 @@ def bench_facade(gen: LlamaGenerator, llm: Any, stop: list[str], args: argparse.
                     alone.append(time_alone(llm, gen.render(seen[0]), args.max_tokens, stop))
                 start = time.perf_counter()
                 first, count, end = None, 0, start
-                async for event in kb.ask(case.question):
+                async for event in kb.answers.ask(case.question):
                     if event.event == "token" and event.text:
                         count += 1
                         first = first or time.perf_counter()

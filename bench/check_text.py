@@ -49,9 +49,9 @@ async def build(root: Path, name: str, files: tuple[str, ...]) -> KnowledgeBase:
         if not (folder / file).exists():
             shutil.copy(CORPUS / file, folder / file)
     kb = KnowledgeBase(root / f"{name}.duckdb", settings_mod.load())
-    async for _ in kb.index(folder):
+    async for _ in kb.library.index(folder):
         pass
-    await kb.search("warm up", 1)
+    await kb.library.search("warm up", 1)
     return kb
 
 
@@ -63,7 +63,7 @@ async def main(rounds: int, keep: Path | None) -> None:
     for _ in range(rounds):
         for name, kb in kbs.items():  # interleaved: both feel the same background load
             started, sentences = time.perf_counter(), 0
-            async for event in kb.check_text(TEXT, "notes.md"):
+            async for event in kb.checking.check_text(TEXT, "notes.md"):
                 sentences += event.event == "sentence_check"
             per_sentence[name].append((time.perf_counter() - started) / sentences)
     for name, kb in kbs.items():

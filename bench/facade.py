@@ -81,7 +81,7 @@ def answer_row(question: dict[str, Any], events: list[tuple[float, Any]], start:
 async def _ask(kb: Any, question: dict[str, Any]) -> dict[str, Any]:
     events: list[tuple[float, Any]] = []
     start = time.perf_counter()
-    async for event in kb.ask(question["question"]):
+    async for event in kb.answers.ask(question["question"]):
         events.append((time.perf_counter(), event))
     return answer_row(question, events, start)
 
@@ -111,16 +111,16 @@ def run(db: Path, *, model: str = "default", threads: int = 2, half: str = "held
         kb_new = KnowledgeBase(db, new)
         # One model process when both paths decode alike; the draft needs its own.
         shared = new.prompt_lookup == old.prompt_lookup
-        kb_old = KnowledgeBase(db, old, generator=kb_new.generator() if shared else None)
+        kb_old = KnowledgeBase(db, old, generator=kb_new.models.generator() if shared else None)
         kbs = {"old": kb_old, "new": kb_new}
         for kb in kbs.values():
-            await asyncio.wrap_future(kb.prime_answer_model())
+            await asyncio.wrap_future(kb.models.prime_answer_model())
         language = ""
         for n, question in enumerate(questions):
             lang = question_language(question["question"])
             if lang != language:  # the head of this language's prompt cached, untimed, for both
                 for kb in ([kb_new] if shared else list(kbs.values())):
-                    generator = kb.generator()
+                    generator = kb.models.generator()
                     head = prompts.build_prompt("", [], count_tokens=generator.count_tokens,
                                                 context_tokens=generator.context_tokens,
                                                 answer_tokens=new.max_tokens, language=lang)

@@ -133,7 +133,7 @@ async def _ask_all(kb: Any, asked: list[tuple[str, str]], runs: int) -> list[dic
     for _ in range(runs):
         for qid, question in asked:
             row: dict[str, Any] = {"id": qid, "stats": {}, "text": "", "citations": {}}
-            async for event in kb.ask(question):
+            async for event in kb.answers.ask(question):
                 if event.event == "answer_finished":
                     row.update(stats=event.stats, first_word=event.stats.get("first_word", {}),
                                text=event.text, citations={k: [list(s) for s in v]
@@ -154,10 +154,10 @@ def warm(args: argparse.Namespace) -> None:
     async def run() -> list[dict[str, Any]]:
         kb = KnowledgeBase(args.db, _settings(args))
         begun = time.perf_counter()
-        kb.warm_up()
-        cached = await kb.answer_model_ready()
+        kb.models.warm_up()
+        cached = await kb.models.answer_model_ready()
         for _ in range(3):  # the other languages' heads, each its own job on the model's thread
-            await kb._call(kb._llm_pool, lambda: None)
+            await kb.bridge.call(kb.bridge.llm_pool, lambda: None)
         print(f"warm-up: model loaded and {cached}-token head read in"
               f" {time.perf_counter() - begun:.1f} s (all heads read)", flush=True)
         try:
@@ -316,11 +316,11 @@ def answers(args: argparse.Namespace) -> None:
     async def run() -> None:
         kb = KnowledgeBase(args.db, _settings(args))
         if args.warm:
-            kb.warm_up()
+            kb.models.warm_up()
         with open(args.out, "w", encoding="utf-8") as out:
             for qid, question in questions(args.half):
                 row: dict[str, Any] = {"id": qid, "text": "", "citations": {}}
-                async for event in kb.ask(question):
+                async for event in kb.answers.ask(question):
                     if event.event == "answer_finished":
                         row.update(text=event.text, citations={k: [list(s) for s in v]
                                                                for k, v in event.citations.items()},
@@ -347,7 +347,7 @@ def followup_cost(args: argparse.Namespace) -> None:
 
     async def one(kb: Any, question: str, **how: Any) -> dict[str, Any]:
         row: dict[str, Any] = {}
-        async for event in kb.ask(question, **how):
+        async for event in kb.answers.ask(question, **how):
             if event.event == "answer_started":
                 row["answer_id"], row["searched"] = event.answer_id, event.searched
             elif event.event == "answer_finished":
@@ -357,10 +357,10 @@ def followup_cost(args: argparse.Namespace) -> None:
 
     async def run() -> list[tuple[dict[str, Any], dict[str, Any]]]:
         kb = KnowledgeBase(args.db, _settings(args))
-        kb.warm_up()
-        await kb.answer_model_ready()
+        kb.models.warm_up()
+        await kb.models.answer_model_ready()
         for _ in range(3):
-            await kb._call(kb._llm_pool, lambda: None)
+            await kb.bridge.call(kb.bridge.llm_pool, lambda: None)
         out = []
         try:
             for n, pair in enumerate(chosen):

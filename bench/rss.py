@@ -136,14 +136,14 @@ async def main_async(args: argparse.Namespace) -> int:
         kb = KnowledgeBase(Path(scratch) / "library.duckdb", Settings(answer_model=args.model))
         try:
             summary = None
-            async for event in kb.index(folder):
+            async for event in kb.library.index(folder):
                 if isinstance(event, IndexSummary):
                     summary = event
             assert summary is not None
             print(f"indexed {summary.documents} documents, {summary.pages} pages, {summary.chunks} chunks", flush=True)
             phase("after indexing", started)
             tokens = 0
-            async for event in kb.ask(args.question):
+            async for event in kb.answers.ask(args.question):
                 tokens += isinstance(event, TokenDelta)
                 if isinstance(event, AnswerFinished):
                     print(f"answer ({tokens} deltas): {event.text[:160]!r}", flush=True)

@@ -157,7 +157,7 @@ def percentile(values: list[float], q: float) -> float:
 async def index(kb: KnowledgeBase, folder: Path) -> IndexSummary:
     summary = None
     last = 0.0
-    async for event in kb.index(folder):
+    async for event in kb.library.index(folder):
         if isinstance(event, IndexProgress) and time.monotonic() - last > 30:
             last = time.monotonic()
             eta = f", ETA {event.eta_seconds:.0f} s" if event.eta_seconds else ""
@@ -190,11 +190,11 @@ async def main_async(args: argparse.Namespace) -> int:
 
         rng = random.Random(5)
         asked = rng.sample(facts, min(args.questions, len(facts)))
-        await kb.search("warm up the retriever", 5)
+        await kb.library.search("warm up the retriever", 5)
         latencies, hits = [], 0
         for fact in asked:
             began = time.perf_counter()
-            passages = await kb.search(fact.question, 5)
+            passages = await kb.library.search(fact.question, 5)
             latencies.append((time.perf_counter() - began) * 1000)
             hits += any(p.doc_path == fact.pdf and p.page == fact.page for p in passages)
         print(f"search over {summary.chunks} chunks, {len(asked)} questions: p50 {percentile(latencies, 50):.1f} ms,"
@@ -206,7 +206,7 @@ async def main_async(args: argparse.Namespace) -> int:
             began = time.perf_counter()
             first = None
             text = ""
-            async for event in kb.ask(fact.question):
+            async for event in kb.answers.ask(fact.question):
                 if isinstance(event, TokenDelta) and first is None:
                     first = time.perf_counter() - began
                 if isinstance(event, AnswerFinished):

@@ -203,7 +203,7 @@ async def _index(args: argparse.Namespace) -> int:
         passwords[str(Path(path).resolve())] = pw
     summary: IndexSummary | None = None
     try:
-        async for event in kb.index(args.folder, passwords):
+        async for event in kb.library.index(args.folder, passwords):
             if args.json:
                 _print_json(event.to_json())
             elif isinstance(event, FileIndexed):
@@ -233,7 +233,7 @@ async def _index(args: argparse.Namespace) -> int:
 async def _search(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     try:
-        results = await kb.search(args.query, args.k, scope=args.within)
+        results = await kb.library.search(args.query, args.k, scope=args.within)
     finally:
         await kb.close()
     if args.json:
@@ -259,7 +259,7 @@ async def _ask(args: argparse.Namespace) -> int:
     failed = 0
     refused = False
     try:
-        async for event in kb.ask(args.question, style=args.style, max_tokens=args.max_tokens,
+        async for event in kb.answers.ask(args.question, style=args.style, max_tokens=args.max_tokens,
                                   scope=args.within, follow_up=args.follow_up, searched=args.searched):
             if args.json:
                 _print_json(event.to_json())
@@ -325,7 +325,7 @@ def _document(title: str, path: str) -> str:
 async def _reindex(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     try:
-        async for _ in kb.reindex():
+        async for _ in kb.library.reindex():
             pass
         print("Rebuilt search postings and vectors.")
     finally:
@@ -337,7 +337,7 @@ async def _repair(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     summaries: list[IndexSummary] = []
     try:
-        async for event in kb.repair(args.folders):
+        async for event in kb.library.repair(args.folders):
             if args.json:
                 _print_json(event.to_json())
             elif isinstance(event, LibraryMovedAside):
@@ -365,7 +365,7 @@ async def _repair(args: argparse.Namespace) -> int:
 async def _history(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     try:
-        rows = await kb.history()
+        rows = await kb.answers.history()
     finally:
         await kb.close()
     if args.json:
@@ -387,9 +387,9 @@ async def _export(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     try:
         if args.conversation:
-            exported = await kb.export_conversation(args.answer_id, args.format)
+            exported = await kb.answers.export_conversation(args.answer_id, args.format)
         else:
-            exported = await kb.export_answer(args.answer_id, args.format)
+            exported = await kb.answers.export_answer(args.answer_id, args.format)
     finally:
         await kb.close()
     if exported is None:
@@ -408,7 +408,7 @@ async def _complete(args: argparse.Namespace) -> int:
     messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
         {"role": "user", "content": args.prompt}]
     try:
-        async for delta in kb.completion(messages, max_tokens=args.max_tokens):
+        async for delta in kb.models.completion(messages, max_tokens=args.max_tokens):
             print(delta, end="", flush=True)
         print()
     finally:
@@ -420,7 +420,7 @@ async def _embed(args: argparse.Namespace) -> int:
     kb = _knowledge_base(args)
     try:
         for text in args.text:
-            vector = await kb.embedding(text, passage=args.passage)
+            vector = await kb.models.embedding(text, passage=args.passage)
             if args.json:
                 _print_json({"text": text, "model": kb.settings.embedder, "vector": vector})
             else:

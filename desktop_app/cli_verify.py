@@ -74,7 +74,7 @@ async def run(args: argparse.Namespace, make_kb: Any) -> int:
     kb = make_kb(args)
     counts: dict[str, int] = {}
     try:
-        async for event in kb.check_text(text, args.file.name, judge=args.judge):
+        async for event in kb.checking.check_text(text, args.file.name, judge=args.judge):
             if args.json:
                 sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
                 continue
@@ -110,7 +110,7 @@ async def _claims(args: argparse.Namespace, make_kb: Any) -> int:
     lines = _read(args.claims).splitlines()
     kb = make_kb(args)
     try:
-        async for result in kb.check_claims(lines, judge=args.judge):
+        async for result in kb.checking.check_claims(lines, judge=args.judge):
             sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     finally:

@@ -1,7 +1,11 @@
 """The contract between the facade and its two clients (the window and the CLI). Qt-free.
 
-The UI is written against this Protocol so that tests can drive real widgets with a
-fake knowledge base; ``KnowledgeBase`` in ``knowledge_base.py`` is the real one.
+The UI is written against these Protocols so that tests can drive real widgets with a
+fake knowledge base (tests/ui/fakes.py); ``KnowledgeBase`` in ``knowledge_base.py`` is the
+real one, and mypy checks that it conforms (``knowledge_base._conforms``). They split as
+the facade does: the root (:class:`KnowledgeBaseAPI`: its areas, cancel, close) and one
+Protocol per area (:class:`LibraryAPI`, :class:`AnswersAPI`, :class:`CheckingAPI`,
+:class:`ModelsAPI`).
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ if TYPE_CHECKING:
     from desktop_app.services.checking import CheckEvent
 
 
-class KnowledgeBaseAPI(Protocol):
+class LibraryAPI(Protocol):
+    """The library: index, rebuild, repair, and read it."""
+
     def index(
         self, folder: str | Path, passwords: dict[str, str] | None = None
     ) -> AsyncIterator[IndexEvent]:
@@ -35,7 +41,7 @@ class KnowledgeBaseAPI(Protocol):
         per file, and a final ``IndexSummary``. Stops promptly after :meth:`cancel`."""
         ...
 
-    async def library_problem(self) -> KnownError | None:
+    async def problem(self) -> KnownError | None:
         """Open the library; the KnownError that keeps it from opening (damaged, not a
         library, in use by a named process, a newer Folio, …), or None."""
         ...
@@ -55,6 +61,24 @@ class KnowledgeBaseAPI(Protocol):
         """The best ``k`` passages; with ``scope`` (files and folders), only from the
         documents at or under those paths (a KnownError when one holds none)."""
         ...
+
+    async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]: ...
+
+    async def source_state(self, chunk_id: str, doc_id: str) -> SourceState: ...
+
+    async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
+        """The OCR lines of a page that hold ``char_start:char_end`` of its text, boxed as
+        the viewer draws them (empty for a page with its own text layer)."""
+        ...
+
+    async def document_part(self, document: str, page: int) -> DocumentPart | None:
+        """Part ``page`` of a reflowable document (HTML, EPUB, DOCX, ODT, PPTX, Markdown,
+        text) by doc_id or library path: its text and blocks, for the document view."""
+        ...
+
+
+class AnswersAPI(Protocol):
+    """Asking, and the saved answers."""
 
     def ask(
         self,
@@ -77,34 +101,6 @@ class KnowledgeBaseAPI(Protocol):
         ``searched`` replaces what is searched for; ``replaces`` (with ``searched``) names
         the answer this one is asked again for, which the conversation then leaves out.
         answer_started carries ``searched`` and ``conversation_id``."""
-        ...
-
-    def check_text(self, text: str, name: str = "") -> AsyncIterator[CheckEvent]:
-        """Check each sentence of ``text`` against the library: the text as read
-        (check_started), a sentence_check per sentence (verdict, best supporting passage,
-        page and highlight), then check_finished."""
-        ...
-
-    def check_claims(self, lines: Sequence[str]) -> AsyncIterator[JsonObject]:
-        """A verdict per ``--claims`` JSONL line, in order (no library needed)."""
-        ...
-
-    def cancel(self) -> None:
-        """Stop the running index or answer as soon as possible (within a second)."""
-        ...
-
-    async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]: ...
-
-    async def source_state(self, chunk_id: str, doc_id: str) -> SourceState: ...
-
-    async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
-        """The OCR lines of a page that hold ``char_start:char_end`` of its text, boxed as
-        the viewer draws them (empty for a page with its own text layer)."""
-        ...
-
-    async def document_part(self, document: str, page: int) -> DocumentPart | None:
-        """Part ``page`` of a reflowable document (HTML, EPUB, DOCX, ODT, PPTX, Markdown,
-        text) by doc_id or library path: its text and blocks, for the document view."""
         ...
 
     async def history(self) -> list[JsonObject]:
@@ -133,6 +129,24 @@ class KnowledgeBaseAPI(Protocol):
         """A saved answer as Markdown with footnotes or (``"json"``) its audit record."""
         ...
 
+
+class CheckingAPI(Protocol):
+    """A text's sentences, or claims lines, checked against the library."""
+
+    def check_text(self, text: str, name: str = "") -> AsyncIterator[CheckEvent]:
+        """Check each sentence of ``text`` against the library: the text as read
+        (check_started), a sentence_check per sentence (verdict, best supporting passage,
+        page and highlight), then check_finished."""
+        ...
+
+    def check_claims(self, lines: Sequence[str]) -> AsyncIterator[JsonObject]:
+        """A verdict per ``--claims`` JSONL line, in order (no library needed)."""
+        ...
+
+
+class ModelsAPI(Protocol):
+    """The answer model's readiness and the models' raw passthroughs."""
+
     def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:
         """R2R's passthrough: the answer model's raw streamed completion, no retrieval."""
         ...
@@ -144,6 +158,26 @@ class KnowledgeBaseAPI(Protocol):
     async def answer_model_ready(self) -> int:
         """Wait until the answer model is loaded and its prompt head read (started when the
         facade warms up); the tokens cached, 0 when nothing was primed."""
+        ...
+
+
+class KnowledgeBaseAPI(Protocol):
+    """The root: an area per service, and what stops and ends them all."""
+
+    @property
+    def library(self) -> LibraryAPI: ...
+
+    @property
+    def answers(self) -> AnswersAPI: ...
+
+    @property
+    def checking(self) -> CheckingAPI: ...
+
+    @property
+    def models(self) -> ModelsAPI: ...
+
+    def cancel(self) -> None:
+        """Stop the running index or answer as soon as possible (within a second)."""
         ...
 
     async def close(self) -> None: ...

@@ -1,5 +1,6 @@
-"""The work behind ``KnowledgeBase.check_text`` and ``check_claims`` (``folio verify`` and
-File ▸ Check a Text…), run on the facade's worker threads. Qt-free.
+"""The checking area of the facade (``kb.checking``: ``folio verify`` and File ▸ Check a
+Text…): :class:`CheckingService` runs the work below on the facade's worker threads, with
+the answer model as judge when wanted. Qt-free.
 
 The window and the CLI import the event types from here (they reach the core only
 through services).
@@ -8,10 +9,11 @@ through services).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 
+from desktop_app.core.errors import KnownError
 from desktop_app.core.library.store import Store
-from desktop_app.core.stages import Retriever
+from desktop_app.core.stages import JudgeCache, Retriever
 from desktop_app.core.types import JsonObject
 from desktop_app.core.verdicts import (
     BadClaimLine,
@@ -25,8 +27,10 @@ from desktop_app.core.verdicts import (
     read_text,
 )
 from desktop_app.core.verdicts import check_text as check_document
+from desktop_app.services.area import Area
 
-__all__ = ["CheckEvent", "CheckFinished", "SentenceCheck", "TextToCheck", "check_claims", "check_text"]
+__all__ = ["CheckEvent", "CheckFinished", "CheckingService", "SentenceCheck", "TextToCheck", "check_claims",
+           "check_text"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,3 +75,48 @@ def check_claims(lines: Iterable[str], emit: Callable[[JsonObject], None], cance
             emit({"line": number, "error": f"could not be checked: {type(exc).__name__}: {exc}"})
             continue
         emit({"line": number, **result})
+
+
+class CheckingService(Area):
+    async def check_text(self, text: str, name: str = "", judge: bool | None = None) -> AsyncIterator[CheckEvent]:
+        """Check each sentence of ``text`` (an exported answer, Markdown or plain text)
+        against the library: the text as read, then a verdict event per sentence with its
+        best supporting passage, then the totals (:func:`check_text`). ``judge`` (default:
+        Settings) asks the answer model about the sentences the rules are unsure of."""
+        use_judge = self.settings.judge if judge is None else judge
+
+        def work(emit: Callable[[CheckEvent], None], cancelled: Callable[[], bool]) -> None:
+            check_text(text, name, self.retriever, self.store, emit, cancelled,
+                       self._judge(use_judge, judge is True, cancelled, self.store),
+                       self.settings.judge_budget_s)
+
+        # With the judge, on the answer model's one thread (retrieval runs there for ask too).
+        async for event in self._stream(self._llm_pool if use_judge else self._query_pool, work):
+            yield event
+
+    async def check_claims(self, lines: Sequence[str], judge: bool | None = None) -> AsyncIterator[JsonObject]:
+        """A verdict per ``--claims`` JSONL line (sentence, passages, cited ids), in order;
+        needs no library. ``judge`` (default: Settings) as for an answer's sentences."""
+        use_judge = self.settings.judge if judge is None else judge
+
+        def work(emit: Callable[[JsonObject], None], cancelled: Callable[[], bool]) -> None:
+            check_claims(lines, emit, cancelled, self._judge(use_judge, judge is True, cancelled, None))
+
+        async for result in self._stream(self._llm_pool if use_judge else self._query_pool, work):
+            yield result
+
+    def _judge(self, wanted: bool, required: bool, cancelled: Callable[[], bool],
+               cache: JudgeCache | None) -> Judge | None:
+        """The judge over the answer model (on the folio-llm thread), one question per
+        sentence; None when not wanted, or when the model is missing and it was not asked
+        for explicitly (the rules' verdicts stand; the log says why)."""
+        if not wanted:
+            return None
+        try:
+            generator = self._kb.models.generator()
+        except KnownError as exc:
+            if required:
+                raise
+            logger.warning("checking without the judge: %s", exc)
+            return None
+        return Judge(generator, cache, cancelled, max_judged=1, budget_s=self.settings.judge_budget_s)

@@ -67,7 +67,7 @@ def make_knowledge_base(db_path: Path | None, model: str | None) -> KnowledgeBas
         except KnownError as error:
             logger.warning("the saved settings do not hold (%s); the window says what is missing", error)
     kb = KnowledgeBase(db_path=db_path, settings=settings)
-    kb.warm_up()  # before the window shows, for the same reason as preload()
+    kb.models.warm_up()  # before the window shows, for the same reason as preload()
     return kb
 
 

@@ -1,5 +1,5 @@
 """File ▸ Check a Text…: pick a Markdown or text file (or paste), then every sentence is
-checked against the library off the GUI thread (``KnowledgeBase.check_text``) and shown in
+checked against the library off the GUI thread (``kb.checking.check_text``) and shown in
 the answers pane as a turn (check_turn.py) whose chips open the supporting page."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ async def run_check(window: Any, turn: AnswerTurn, text: str, name: str) -> Answ
         shown = loop.time()
 
     try:
-        async for event in window.kb.check_text(text, name):
+        async for event in window.kb.checking.check_text(text, name):
             builder.apply(event)
             # A long text: rebuilding and rendering it on every sentence would cost
             # the GUI thread time quadratic in its length; at most once a frame.

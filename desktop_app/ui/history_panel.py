@@ -169,7 +169,7 @@ class HistoryPanel(QWidget):
     async def load(self) -> int:
         """Fill the list from the facade; returns the number of saved answers."""
         try:
-            rows = await self._kb().history()
+            rows = await self._kb().answers.history()
         except KnownError as error:
             self.message.setText(f"The history could not be read: {error}")
             return 0
@@ -230,7 +230,7 @@ class HistoryPanel(QWidget):
         """Read the conversation of the saved answer (each turn with its sources' states
         now), emit ``reopened`` with its turns and return the last one."""
         try:
-            records = await self._kb().conversation(answer_id)
+            records = await self._kb().answers.conversation(answer_id)
         except KnownError as error:
             self.message.setText(f"The answer could not be read: {error}")
             return None
@@ -282,7 +282,7 @@ class HistoryPanel(QWidget):
         try:
             gone = False
             for one in ids:
-                gone = await self._kb().delete_answer(one) or gone
+                gone = await self._kb().answers.delete_answer(one) or gone
         except KnownError as error:
             self.message.setText(f"The answer could not be deleted: {error}")
             return False

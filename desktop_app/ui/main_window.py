@@ -90,7 +90,7 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         self.library_pane.hide_folder.connect(self.hide_folder)
         self.conversation = ConversationPane(self)
         self.viewer = PageViewer(self)
-        self.viewer.part_source = lambda document, page: self.kb.document_part(document, page)
+        self.viewer.part_source = lambda document, page: self.kb.library.document_part(document, page)
         self.first_run = FirstRunPanel(self)
         self.library_banner = LibraryBanner(self)
         self.library_banner.repair_requested.connect(self.repair_library)
@@ -264,7 +264,7 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
 
         async def wait() -> None:
             try:
-                cached = await kb.answer_model_ready()
+                cached = await kb.models.answer_model_ready()
             except Exception:  # reported when the first question is asked
                 logger.exception("the answer model did not get ready")
                 return

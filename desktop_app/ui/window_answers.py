@@ -126,7 +126,7 @@ class AnswerMixin:
         self.asking_turn = turn
         follow_up, searched, replaces = context
         try:
-            async for event in self.kb.ask(question, scope=scope, follow_up=follow_up or None, searched=searched,
+            async for event in self.kb.answers.ask(question, scope=scope, follow_up=follow_up or None, searched=searched,
                                            replaces=replaces or None):
                 self.conversation.apply(event)
                 if isinstance(event, AnswerFinished):
@@ -220,7 +220,7 @@ class AnswerMixin:
         """Open the cited page now; highlight once the facade confirms the file is unchanged."""
         token = self.viewer.show_source(source, support)
         try:
-            state = await self.kb.source_state(source.chunk_id, source.doc_id)
+            state = await self.kb.library.source_state(source.chunk_id, source.doc_id)
         except KnownError as error:
             logger.info("source state of %s unknown: %s", source.chunk_id, error)
             state = SourceState.REMOVED if not Path(source.doc_path).is_file() else SourceState.CURRENT
@@ -229,13 +229,13 @@ class AnswerMixin:
             part = None
             if state is SourceState.CURRENT:
                 try:
-                    part = await self.kb.document_part(source.doc_id, source.page)
+                    part = await self.kb.library.document_part(source.doc_id, source.page)
                 except KnownError as error:
                     logger.info("part %d of %s unknown: %s", source.page, source.doc_id, error)
             return self.viewer.apply_source_state(token, state, part=part)
         if state is SourceState.CURRENT:
             try:  # a page read by OCR is highlighted from its line boxes
-                lines = await self.kb.ocr_lines(source.doc_id, source.page, source.char_start, source.char_end)
+                lines = await self.kb.library.ocr_lines(source.doc_id, source.page, source.char_start, source.char_end)
             except KnownError as error:
                 logger.info("OCR lines of %s unknown: %s", source.chunk_id, error)
         return self.viewer.apply_source_state(token, state, lines)

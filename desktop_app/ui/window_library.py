@@ -84,10 +84,10 @@ class LibraryMixin:
         self.show_status(f"Indexing {folder}…")
         try:
             try:
-                self.library.set_documents(await self.kb.documents(folder))
+                self.library.set_documents(await self.kb.library.documents(folder))
             except KnownError as error:
                 logger.info("no earlier index for %s: %s", folder, error)
-            async for event in self.kb.index(folder, passwords=passwords):
+            async for event in self.kb.library.index(folder, passwords=passwords):
                 self.library.apply(event)
                 if isinstance(event, IndexProgress):
                     self.progress.update_progress(event)
@@ -95,7 +95,7 @@ class LibraryMixin:
                     self.passwords.pop(str(Path(event.path)), None)
                 elif isinstance(event, IndexSummary):
                     summary = event
-            self.library.set_documents(await self.kb.documents(folder))
+            self.library.set_documents(await self.kb.library.documents(folder))
         except KnownError as error:
             self.show_status(f"Indexing failed: {error}")
             if isinstance(error, LibraryError | DiskFullError):
@@ -124,7 +124,7 @@ class LibraryMixin:
 
     async def _check_library(self) -> None:
         try:
-            problem = await self.kb.library_problem()
+            problem = await self.kb.library.problem()
         except KnownError as error:
             problem = error
         had = self.library_banner.problem is not None
@@ -152,7 +152,7 @@ class LibraryMixin:
         self.library_banner.set_working("Moving the library aside and rebuilding it from your folders…")
         self.library.begin_run()
         try:
-            async for event in self.kb.repair(self.library.folders()):
+            async for event in self.kb.library.repair(self.library.folders()):
                 if isinstance(event, LibraryMovedAside):
                     self.show_status(f"The library was kept as {Path(event.moved_to).name}; rebuilding it from "
                                      f"{len(event.folders)} folder(s). {event.answers} saved answers are kept.")
@@ -193,7 +193,7 @@ class LibraryMixin:
         for folder in folders:
             self.library.add_folder(folder)
             try:
-                documents = await self.kb.documents(folder)
+                documents = await self.kb.library.documents(folder)
             except KnownError as error:
                 logger.info("cannot list %s: %s", folder, error)
                 continue
@@ -202,7 +202,7 @@ class LibraryMixin:
         if listed:
             return
         try:
-            documents = await self.kb.documents()
+            documents = await self.kb.library.documents()
         except KnownError as error:
             logger.info("cannot list the library: %s", error)
             return
@@ -253,7 +253,7 @@ class LibraryMixin:
         self.progress.start("Re-embedding the library")
         self.show_status("Re-embedding the library with the new embedder…")
         try:
-            async for event in self.kb.reindex():
+            async for event in self.kb.library.reindex():
                 if isinstance(event, IndexProgress):
                     self.progress.update_progress(event)
             self.show_status("The library is re-embedded with the new embedder.")

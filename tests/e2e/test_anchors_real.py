@@ -39,8 +39,8 @@ def test_a_code_the_rfc_never_defines_has_no_basis_and_one_it_defines_is_read(
     settings = Settings(max_tokens=40, temperature=0.0, judge=False)
     kb = KnowledgeBase(tmp_path / "lib.duckdb", settings, embedder=real_embedder, generator=generator)
     try:
-        collect(kb.index(folder))
-        events = collect(kb.ask("What does WebSocket close code 1012 (service restart) mean?"))
+        collect(kb.library.index(folder))
+        events = collect(kb.answers.ask("What does WebSocket close code 1012 (service restart) mean?"))
         started = next(e for e in events if isinstance(e, AnswerStarted))
         reason = next(e for e in events if isinstance(e, NoBasis)).reason
         assert "\u201c1012\u201d" in reason, reason
@@ -49,13 +49,13 @@ def test_a_code_the_rfc_never_defines_has_no_basis_and_one_it_defines_is_read(
         assert any("Close" in s.text for s in started.sources)
         assert next(e for e in events if isinstance(e, AnswerFinished)).citations == {}
 
-        events = collect(kb.ask("What does WebSocket close status code 1009 indicate?"))
+        events = collect(kb.answers.ask("What does WebSocket close status code 1009 indicate?"))
         assert not any(isinstance(e, NoBasis) for e in events)
         started = next(e for e in events if isinstance(e, AnswerStarted))
         stating = [s for s in started.sources if "1009 indicates" in s.text]
         assert stating and stating[0].page == 46, [(s.page, s.text[:80]) for s in started.sources]
 
-        events = collect(kb.ask("What close code does the WebSocket protocol assign to HotpotQA?"))
+        events = collect(kb.answers.ask("What close code does the WebSocket protocol assign to HotpotQA?"))
         reason = next(e for e in events if isinstance(e, NoBasis)).reason
         assert reason.startswith("The documents never mention \u201cHotpotQA\u201d"), reason
     finally:

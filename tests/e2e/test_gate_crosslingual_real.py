@@ -50,7 +50,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path, models_dir: P
     folder.mkdir()
     shutil.copy(shared_dir / "corpus" / "zh_report_dbdq_2018q1.pdf", folder)
     base = KnowledgeBase(root / "lib.duckdb", Settings(judge=False), embedder=e5)
-    collect(base.index(folder))
+    collect(base.library.index(folder))
     yield base
     asyncio.run(base.close())
 

@@ -34,27 +34,27 @@ def test_a_worker_killed_mid_answer_fails_that_answer_only(
     async def scenario() -> None:
         kb = KnowledgeBase(db_path=tmp_path / "folio.duckdb", settings=settings)
         try:
-            async for _ in kb.index(folder):
+            async for _ in kb.library.index(folder):
                 pass
             events = []
             tokens = 0
-            async for event in kb.ask(QUESTION):
+            async for event in kb.answers.ask(QUESTION):
                 events.append(event)
                 if isinstance(event, TokenDelta):
                     tokens += 1
                     if tokens == 3:
-                        os.kill(kb._generator.pid, signal.SIGKILL)
+                        os.kill(kb.models._generator.pid, signal.SIGKILL)
             failed = events[-1]
             assert isinstance(failed, AnswerFailed), events[-3:]
             assert failed.known and "SIGKILL" in failed.error and "memory" in failed.error
             written = "".join(e.text for e in events if isinstance(e, TokenDelta))
             assert written.strip()
-            saved = (await kb.history())[0]
+            saved = (await kb.answers.history())[0]
             assert saved["status"] == "failed"
-            record = await kb.answer_record(saved["answer_id"])
+            record = await kb.answers.answer_record(saved["answer_id"])
             assert record is not None and record["text"] == written  # the partial answer stays
 
-            again = [e async for e in kb.ask(QUESTION)]
+            again = [e async for e in kb.answers.ask(QUESTION)]
             assert isinstance(again[-1], AnswerFinished) or any(isinstance(e, AnswerFinished) for e in again)
             assert "".join(e.text for e in again if isinstance(e, TokenDelta)).strip()
         finally:

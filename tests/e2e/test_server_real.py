@@ -92,7 +92,7 @@ def library(tmp_path_factory: pytest.TempPathFactory, real_embedder: Any) -> Pat
     db = root / "library.duckdb"
     kb = KnowledgeBase(db, Settings(), embedder=real_embedder)
     try:
-        summary = collect(kb.index(root / "docs"))[-1]
+        summary = collect(kb.library.index(root / "docs"))[-1]
         assert summary.documents == 1 and not summary.failed
     finally:
         asyncio.run(kb.close())
@@ -157,7 +157,7 @@ def test_the_server_killed_mid_answer_ends_it_cleanly_and_keeps_what_was_written
 
         async def ask() -> list[Any]:
             events: list[Any] = []
-            async for event in kb.ask("Describe the deposit, the rent and the repairs in detail."):
+            async for event in kb.answers.ask("Describe the deposit, the rent and the repairs in detail."):
                 events.append(event)
                 if isinstance(event, TokenDelta) and sum(isinstance(e, TokenDelta) for e in events) == 2:
                     doomed.kill()
@@ -170,8 +170,8 @@ def test_the_server_killed_mid_answer_ends_it_cleanly_and_keeps_what_was_written
             assert "stopped mid-answer" in failed[0].error and f"127.0.0.1:{doomed.port}" in failed[0].error
             assert not any(isinstance(e, AnswerFinished) for e in events)
             written = "".join(e.text for e in events if isinstance(e, TokenDelta))
-            history = asyncio.run(kb.history())
-            record = asyncio.run(kb.answer_record(history[0]["answer_id"]))
+            history = asyncio.run(kb.answers.history())
+            record = asyncio.run(kb.answers.answer_record(history[0]["answer_id"]))
             assert history[0]["status"] == "failed" and record is not None
             assert record["text"] == written and written.strip()
             assert "stopped mid-answer" in record["reason"]
@@ -254,7 +254,7 @@ def test_answers_cite_the_same_sources_as_the_model_in_process(
         try:
             finished = []
             for question in QUESTIONS:
-                events = collect(kb.ask(question))
+                events = collect(kb.answers.ask(question))
                 finished.append(next(e for e in events if isinstance(e, AnswerFinished)))
             return finished
         finally:

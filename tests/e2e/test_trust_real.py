@@ -57,8 +57,8 @@ def test_saved_answer_goes_stale_then_removed_and_exports(
     settings = Settings(max_tokens=60, judge=True, use_grammar=True, temperature=0.0)
     kb = KnowledgeBase(db, settings, embedder=real_embedder, generator=generator)
     try:
-        collect(kb.index(folder))
-        events = collect(kb.ask(QUESTION))
+        collect(kb.library.index(folder))
+        events = collect(kb.answers.ask(QUESTION))
         started = next(e for e in events if isinstance(e, AnswerStarted))
         finished = next(e for e in events if isinstance(e, AnswerFinished))
         assert started.sources, "the question matches the lease: the model must be asked"
@@ -69,7 +69,7 @@ def test_saved_answer_goes_stale_then_removed_and_exports(
         judged = [e for e in events[events.index(finished) + 1 :] if isinstance(e, ClaimVerdict)]
         assert judged, "an answer with a partly supported cited sentence gets a judge verdict"
         assert all("judge" in event.reason for event in judged)
-        record = asyncio.run(kb.answer_record(finished.answer_id))
+        record = asyncio.run(kb.answers.answer_record(finished.answer_id))
         assert record is not None and record["text"] == finished.text
         assert set(record["source_states"].values()) == {"current"}
         assert record["model_id"] == generator.model_id
@@ -78,15 +78,15 @@ def test_saved_answer_goes_stale_then_removed_and_exports(
         changed[1][1] = "The tenant must report damage to the landlord within 60 days of discovering it."
         write_pdf(pdf, changed, title="Residential Lease")
         os.utime(pdf, (1, 1))
-        collect(kb.index(folder))
-        record = asyncio.run(kb.answer_record(finished.answer_id))
+        collect(kb.library.index(folder))
+        record = asyncio.run(kb.answers.answer_record(finished.answer_id))
         assert record is not None and set(record["source_states"].values()) == {"changed"}
-        docs = asyncio.run(kb.documents(folder))
+        docs = asyncio.run(kb.library.documents(folder))
         assert docs[0].version == 2
 
         pdf.unlink()
-        collect(kb.index(folder))
-        record = asyncio.run(kb.answer_record(finished.answer_id))
+        collect(kb.library.index(folder))
+        record = asyncio.run(kb.answers.answer_record(finished.answer_id))
         assert record is not None and set(record["source_states"].values()) == {"removed"}
     finally:
         asyncio.run(kb.close())

@@ -70,7 +70,7 @@ def close(kb: KnowledgeBase) -> None:
 
 def test_index_reports_files_and_summary_then_second_run_is_unchanged(folder: Path, tmp_path: Path) -> None:
     kb = make_kb(tmp_path)
-    events = collect(kb.index(folder))
+    events = collect(kb.library.index(folder))
     files = [e for e in events if isinstance(e, FileIndexed)]
     summary = events[-1]
     assert isinstance(summary, IndexSummary)
@@ -80,7 +80,7 @@ def test_index_reports_files_and_summary_then_second_run_is_unchanged(folder: Pa
     ids_first = kb.store.chunk_ids()
     embedded = kb._embedder.embedded  # type: ignore[union-attr]
 
-    again = collect(kb.index(folder))
+    again = collect(kb.library.index(folder))
     assert [e.unchanged for e in again if isinstance(e, FileIndexed)] == [True, True]
     assert kb._embedder.embedded == embedded  # type: ignore[union-attr]  # nothing re-embedded
     assert kb.store.chunk_ids() == ids_first
@@ -89,10 +89,10 @@ def test_index_reports_files_and_summary_then_second_run_is_unchanged(folder: Pa
 
 def test_search_finds_the_page_that_says_it(folder: Path, tmp_path: Path) -> None:
     kb = make_kb(tmp_path)
-    collect(kb.index(folder))
+    collect(kb.library.index(folder))
 
     async def run() -> list[Any]:
-        return await kb.search("how long to report damage", 3)
+        return await kb.library.search("how long to report damage", 3)
 
     results = asyncio.run(run())
     assert Path(results[0].doc_path).name == "lease.pdf" and results[0].page == 2
@@ -115,9 +115,9 @@ def test_search_uses_the_users_own_glossary(folder: Path, tmp_path: Path, monkey
 
     (config / "glossary.toml").write_text('[[entry]]\nask = "mtbf"\nfind = "impeller seal operating hours"\n')
     kb = make_kb(tmp_path / "b")
-    collect(kb.index(folder))
+    collect(kb.library.index(folder))
     assert kb.retriever.glossary.expand(question) == "impeller seal operating hours"
-    found = asyncio.run(kb.search(question, 1))
+    found = asyncio.run(kb.library.search(question, 1))
     assert Path(found[0].doc_path).name == "pump.pdf" and "impeller seal" in found[0].text
     close(kb)
 
@@ -125,8 +125,8 @@ def test_search_uses_the_users_own_glossary(folder: Path, tmp_path: Path, monkey
 def test_ask_streams_citations_that_resolve_and_catches_hallucinated(folder: Path, tmp_path: Path) -> None:
     gen = FakeGenerator(["Damage must be reported within 30 days [1]. Rent is monthly [9]."])
     kb = make_kb(tmp_path, gen, sources_per_answer=3)
-    collect(kb.index(folder))
-    events = collect(kb.ask("How long does the tenant have to report damage?"))
+    collect(kb.library.index(folder))
+    events = collect(kb.answers.ask("How long does the tenant have to report damage?"))
     started = events[0]
     assert isinstance(started, AnswerStarted) and started.sources
     assert started.sources[0].page == 2
@@ -147,7 +147,7 @@ def test_ask_streams_citations_that_resolve_and_catches_hallucinated(folder: Pat
     # The prompt listed the sources with their labels and pages.
     prompt = gen.prompts[0][-1]["content"]
     assert "[1] (Residential Lease" in prompt and "p. 2" in prompt
-    history = asyncio.run(kb.history())
+    history = asyncio.run(kb.answers.history())
     assert history[0]["answer_id"] == finished.answer_id
     close(kb)
 
@@ -155,8 +155,8 @@ def test_ask_streams_citations_that_resolve_and_catches_hallucinated(folder: Pat
 def test_question_without_basis_gets_no_model_call(folder: Path, tmp_path: Path) -> None:
     gen = FakeGenerator(["should not be used [1]."])
     kb = make_kb(tmp_path, gen)
-    collect(kb.index(folder))
-    events = collect(kb.ask("What is the boiling point of mercury on Jupiter?"))
+    collect(kb.library.index(folder))
+    events = collect(kb.answers.ask("What is the boiling point of mercury on Jupiter?"))
     assert any(isinstance(e, NoBasis) for e in events)
     assert not any(isinstance(e, CitationFound) for e in events)
     assert gen.prompts == []
@@ -166,11 +166,11 @@ def test_question_without_basis_gets_no_model_call(folder: Path, tmp_path: Path)
 def test_cancel_mid_stream_stops_the_answer(folder: Path, tmp_path: Path) -> None:
     gen = FakeGenerator(["Rent is due on the first day of each month [1]. " * 40], delta=2, pause=0.01)
     kb = make_kb(tmp_path, gen)
-    collect(kb.index(folder))
+    collect(kb.library.index(folder))
 
     async def run() -> list[Any]:
         seen: list[Any] = []
-        async for event in kb.ask("When is rent due?"):
+        async for event in kb.answers.ask("When is rent due?"):
             seen.append(event)
             if sum(isinstance(e, TokenDelta) for e in seen) == 5:
                 kb.cancel()
@@ -185,26 +185,26 @@ def test_cancel_mid_stream_stops_the_answer(folder: Path, tmp_path: Path) -> Non
 def test_changed_and_removed_sources_are_flagged(folder: Path, tmp_path: Path) -> None:
     gen = FakeGenerator(["Damage must be reported within 30 days [1]."])
     kb = make_kb(tmp_path, gen)
-    collect(kb.index(folder))
-    events = collect(kb.ask("How long does the tenant have to report damage?"))
+    collect(kb.library.index(folder))
+    events = collect(kb.answers.ask("How long does the tenant have to report damage?"))
     cited = next(e for e in events if isinstance(e, CitationFound) and e.source)
     source = cited.source
     assert source is not None
-    assert asyncio.run(kb.source_state(source.chunk_id, source.doc_id)) == SourceState.CURRENT
+    assert asyncio.run(kb.library.source_state(source.chunk_id, source.doc_id)) == SourceState.CURRENT
 
     changed = [list(p) for p in LEASE]
     changed[1][1] = "The tenant must report damage to the landlord within 60 days of discovering it."
     write_pdf(folder / "lease.pdf", changed, title="Residential Lease")
     os.utime(folder / "lease.pdf", (1, 1))
-    collect(kb.index(folder))
-    assert asyncio.run(kb.source_state(source.chunk_id, source.doc_id)) == SourceState.CHANGED
-    docs = asyncio.run(kb.documents(folder))
+    collect(kb.library.index(folder))
+    assert asyncio.run(kb.library.source_state(source.chunk_id, source.doc_id)) == SourceState.CHANGED
+    docs = asyncio.run(kb.library.documents(folder))
     assert next(d for d in docs if d.path.endswith("lease.pdf")).version == 2
 
     (folder / "lease.pdf").unlink()
-    collect(kb.index(folder))
-    assert asyncio.run(kb.source_state(source.chunk_id, source.doc_id)) == SourceState.REMOVED
-    record = asyncio.run(kb.answer_record(next(e for e in events if isinstance(e, AnswerFinished)).answer_id))
+    collect(kb.library.index(folder))
+    assert asyncio.run(kb.library.source_state(source.chunk_id, source.doc_id)) == SourceState.REMOVED
+    record = asyncio.run(kb.answers.answer_record(next(e for e in events if isinstance(e, AnswerFinished)).answer_id))
     assert record is not None and record["source_states"]["1"] == "removed"
     states = {s["doc_path"].rsplit("/", 1)[-1]: s["state"] for s in record["sources"]}
     assert states.get("pump.pdf", "current") == "current" and states["lease.pdf"] == "removed"
@@ -213,13 +213,13 @@ def test_changed_and_removed_sources_are_flagged(folder: Path, tmp_path: Path) -
 
 def test_moved_file_keeps_its_chunks(folder: Path, tmp_path: Path) -> None:
     kb = make_kb(tmp_path)
-    collect(kb.index(folder))
+    collect(kb.library.index(folder))
     before = kb.store.chunk_ids()
     embedded = kb._embedder.embedded  # type: ignore[union-attr]
     sub = folder / "moved"
     sub.mkdir()
     shutil.move(folder / "pump.pdf", sub / "pump-renamed.pdf")
-    events = collect(kb.index(folder))
+    events = collect(kb.library.index(folder))
     moved = next(e for e in events if isinstance(e, FileIndexed) and e.path.endswith("pump-renamed.pdf"))
     assert moved.unchanged and moved.status == "indexed"
     assert kb.store.chunk_ids() == before
@@ -230,10 +230,10 @@ def test_moved_file_keeps_its_chunks(folder: Path, tmp_path: Path) -> None:
 def test_warm_up_primes_the_answer_model_with_the_head_every_question_shares(folder: Path, tmp_path: Path) -> None:
     gen = FakeGenerator(["Damage must be reported within 30 days [1]."])
     kb = make_kb(tmp_path, gen)
-    kb.warm_up()
-    assert kb.prime_answer_model().result(timeout=30) > 0
-    collect(kb.index(folder))
-    collect(kb.ask("How long does the tenant have to report damage?"))
+    kb.models.warm_up()
+    assert kb.models.prime_answer_model().result(timeout=30) > 0
+    collect(kb.library.index(folder))
+    collect(kb.answers.ask("How long does the tenant have to report damage?"))
     asked = gen.prompts[-1]
     # One head per prompt language, English first; the system prompt and the worked example
     # are the same messages in the English head and the English question's prompt.
@@ -251,7 +251,7 @@ def test_warm_up_primes_the_answer_model_with_the_head_every_question_shares(fol
 def test_no_priming_for_short_ids_whose_head_changes_with_every_question(tmp_path: Path) -> None:
     gen = FakeGenerator()
     kb = make_kb(tmp_path, gen, citation_style="shortid")
-    assert kb.prime_answer_model().result(timeout=30) == 0
+    assert kb.models.prime_answer_model().result(timeout=30) == 0
     assert not hasattr(gen, "primed")
     close(kb)
 
@@ -263,18 +263,18 @@ def test_search_and_ask_within_a_file_or_folder(folder: Path, tmp_path: Path) ->
     from desktop_app.core.types import AnswerFailed
 
     kb = make_kb(tmp_path, FakeGenerator(["Replace it every 2000 hours [1]."]))
-    collect(kb.index(folder))
+    collect(kb.library.index(folder))
     pump = folder / "pump.pdf"
-    found = asyncio.run(kb.search("how long to report damage", 3, scope=[pump]))
+    found = asyncio.run(kb.library.search("how long to report damage", 3, scope=[pump]))
     assert found and {Path(p.doc_path).name for p in found} == {"pump.pdf"}
-    assert {Path(p.doc_path).name for p in asyncio.run(kb.search("report damage", 3, scope=[folder]))} >= {"lease.pdf"}
-    events = collect(kb.ask("How long to report damage to the landlord?", scope=[str(pump)]))
+    assert {Path(p.doc_path).name for p in asyncio.run(kb.library.search("report damage", 3, scope=[folder]))} >= {"lease.pdf"}
+    events = collect(kb.answers.ask("How long to report damage to the landlord?", scope=[str(pump)]))
     started = next(e for e in events if isinstance(e, AnswerStarted))
     assert started.scope == (str(pump),) and all(Path(s.doc_path).name == "pump.pdf" for s in started.sources)
-    assert asyncio.run(kb.history())[0]["scope"] == [str(pump)]
+    assert asyncio.run(kb.answers.history())[0]["scope"] == [str(pump)]
     with pytest.raises(KnownError, match="holds no document of the library"):
-        asyncio.run(kb.search("damage", 3, scope=[tmp_path / "elsewhere"]))
-    failed = collect(kb.ask("damage?", scope=[tmp_path / "elsewhere"]))
+        asyncio.run(kb.library.search("damage", 3, scope=[tmp_path / "elsewhere"]))
+    failed = collect(kb.answers.ask("damage?", scope=[tmp_path / "elsewhere"]))
     assert isinstance(failed[0], AnswerFailed) and failed[0].known
     close(kb)
 
@@ -298,11 +298,11 @@ def test_ocr_lines_of_a_cited_span_come_boxed_as_the_viewer_draws_them(tmp_path:
         kb.store.write_document(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks],
                                 None, "", 1)
         start = page.text.index("seal")
-        found = asyncio.run(kb.ocr_lines(doc.doc_id, 1, start, start + 4))
+        found = asyncio.run(kb.library.ocr_lines(doc.doc_id, 1, start, start + 4))
         assert len(found) == 1 and found[0].char_start == page.text.index("the seal")
         box = (found[0].left, found[0].top, found[0].right, found[0].bottom)
         assert box == pytest.approx((100 / scale, 260 / scale, 640 / scale, 300 / scale))
-        assert asyncio.run(kb.ocr_lines(doc.doc_id, 2, 0, 10)) == []  # no such page
+        assert asyncio.run(kb.library.ocr_lines(doc.doc_id, 2, 0, 10)) == []  # no such page
     finally:
         close(kb)
 
@@ -311,14 +311,14 @@ def test_a_kept_model_is_primed_with_the_questions_own_head_before_it_answers(fo
     gen = FakeGenerator(["Damage must be reported within 30 days [1]."])
     kb = KnowledgeBase(tmp_path / "lib.duckdb", Settings(), embedder=FakeEmbedder(), generator=gen,
                        keep_model_s=60.0)
-    collect(kb.index(folder))
-    collect(kb.ask("How long does the tenant have to report damage?"))
+    collect(kb.library.index(folder))
+    collect(kb.answers.ask("How long does the tenant have to report damage?"))
     # Only the question's language, once, before the prompt that shares its head is read.
     assert len(gen.primes) == 1 and gen.primes[0][0]["content"].startswith("You are Folio")
     assert gen.primes[0][:-1] == gen.prompts[-1][:-1]
     close(kb)
     plain = make_kb(tmp_path / "plain", FakeGenerator(["Damage must be reported within 30 days [1]."]))
-    collect(plain.index(folder))
-    collect(plain.ask("How long does the tenant have to report damage?"))
-    assert not hasattr(plain._generator, "primes")  # the window primes at start, not per question
+    collect(plain.library.index(folder))
+    collect(plain.answers.ask("How long does the tenant have to report damage?"))
+    assert not hasattr(plain.models._generator, "primes")  # the window primes at start, not per question
     close(plain)

@@ -95,7 +95,7 @@ def test_a_full_disk_at_each_write_of_a_replaced_document(site: str, tmp_path: P
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     folder = make_folder(tmp_path)
     kb = make_kb(tmp_path / "library.duckdb")
-    collect(kb.index(folder))
+    collect(kb.library.index(folder))
     call(kb.close())
     before = content(tmp_path / "library.duckdb")
     make_folder(tmp_path, version=2)  # every document changes: each is replaced
@@ -103,16 +103,16 @@ def test_a_full_disk_at_each_write_of_a_replaced_document(site: str, tmp_path: P
     real = Store._cursor
     monkeypatch.setattr(Store, "_cursor", lambda self: FullDiskCursor(real(self), site))
     with pytest.raises(DiskFullError) as failure:
-        collect(kb.index(folder))
+        collect(kb.library.index(folder))
     assert "MB free on" in str(failure.value) and "resumes" in str(failure.value)
     call(kb.close())
     assert content(tmp_path / "library.duckdb") == before  # the previous good state, whole
     monkeypatch.setattr(Store, "_cursor", real)
     kb = make_kb(tmp_path / "library.duckdb")
-    collect(kb.index(folder))
+    collect(kb.library.index(folder))
     call(kb.close())
     clean = make_kb(tmp_path / "clean.duckdb")
-    collect(clean.index(folder))
+    collect(clean.library.index(folder))
     call(clean.close())
     resumed, fresh = content(tmp_path / "library.duckdb"), content(tmp_path / "clean.duckdb")
     assert resumed["chunks"] == fresh["chunks"] and resumed["postings"] == fresh["postings"]
@@ -123,8 +123,8 @@ def test_a_full_disk_while_saving_an_answer_is_told_and_loses_no_saved_answer(tm
     folder = make_folder(tmp_path)
     with small_disk(tmp_path / "disk", "4m") as disk:
         kb = make_kb(disk / "library.duckdb", ["The seal lasts 1001 hours [1].", "Every 500 hours [1]."])
-        collect(kb.index(folder))
-        first = collect(kb.ask("How long does the seal last?"))
+        collect(kb.library.index(folder))
+        first = collect(kb.answers.ask("How long does the seal last?"))
         assert not [e for e in first if isinstance(e, AnswerFailed)]
         filler = disk / "filler"
         with filler.open("wb") as handle:  # fill the disk to the last byte
@@ -134,18 +134,18 @@ def test_a_full_disk_while_saving_an_answer_is_told_and_loses_no_saved_answer(tm
                     handle.flush()
             except OSError as exc:
                 assert exc.errno == errno.ENOSPC
-        events = collect(kb.ask("How often are the bearings lubricated?"))
+        events = collect(kb.answers.ask("How often are the bearings lubricated?"))
         finished = [e for e in events if isinstance(e, AnswerFinished)]
         failed = [e for e in events if isinstance(e, AnswerFailed)]
         assert finished and finished[0].text == "Every 500 hours [1]."  # shown all the same
         assert len(failed) == 1 and failed[0].known and events[-1] is failed[0]
         assert "not saved" in failed[0].error and f"MB free on {disk}" in failed[0].error
-        history = call(kb.history())
+        history = call(kb.answers.history())
         assert [h["question"] for h in history] == ["How long does the seal last?"]
         filler.unlink()
-        kb._generator = FakeGenerator(["Every 500 hours [1]."])
-        collect(kb.ask("How often are the bearings lubricated?"))
-        assert len(call(kb.history())) == 2
+        kb.models._generator = FakeGenerator(["Every 500 hours [1]."])
+        collect(kb.answers.ask("How often are the bearings lubricated?"))
+        assert len(call(kb.answers.history())) == 2
         call(kb.close())
 
 
@@ -160,20 +160,20 @@ time.sleep(60)
 
 def test_history_answers_while_another_process_holds_the_index(tmp_path: Path) -> None:
     kb = make_kb(tmp_path / "library.duckdb", ["The seal lasts 1001 hours [1]."])
-    collect(kb.index(make_folder(tmp_path)))
-    collect(kb.ask("How long does the seal last?"))
+    collect(kb.library.index(make_folder(tmp_path)))
+    collect(kb.answers.ask("How long does the seal last?"))
     call(kb.close())
     with subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "library.duckdb")], text=True,
                           stdout=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO) as holder:
         try:
             assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
             kb = make_kb(tmp_path / "library.duckdb")
-            history = call(kb.history())
+            history = call(kb.answers.history())
             assert [h["question"] for h in history] == ["How long does the seal last?"]
-            record = call(kb.answer_record(history[0]["answer_id"]))
+            record = call(kb.answers.answer_record(history[0]["answer_id"]))
             assert record is not None and record["text"] == "The seal lasts 1001 hours [1]."
             with pytest.raises(LibraryBusyError, match=f"process {holder.pid}"):
-                call(kb.search("seal"))
+                call(kb.library.search("seal"))
             call(kb.close())
         finally:
             holder.kill()
@@ -183,23 +183,23 @@ def test_repair_moves_a_damaged_library_aside_and_brings_search_and_answers_back
     db = tmp_path / "library.duckdb"
     folder = make_folder(tmp_path)
     kb = make_kb(db, ["The seal lasts 1001 hours [1]."])
-    collect(kb.index(folder))
-    collect(kb.ask("How long does the seal last?"))
+    collect(kb.library.index(folder))
+    collect(kb.answers.ask("How long does the seal last?"))
     call(kb.close())
     db.write_bytes(os.urandom(64) + db.read_bytes()[64:])  # the header overwritten
     kb = make_kb(db)
-    problem = call(kb.library_problem())
+    problem = call(kb.library.problem())
     assert problem is not None and "not a Folio library" in str(problem)
-    events = collect(kb.repair())
+    events = collect(kb.library.repair())
     moved = events[0]
     assert isinstance(moved, LibraryMovedAside) and moved.folders == (str(folder),) and moved.answers == 1
     assert Path(moved.moved_to).exists() and Path(moved.moved_to).name.startswith("library.duckdb.damaged-")
     assert isinstance(events[-1], IndexSummary) and events[-1].documents == 4
-    assert call(kb.library_problem()) is None
-    assert "1001 hours" in call(kb.search("seal lasts 1001 hours", 1))[0].text
-    assert [h["question"] for h in call(kb.history())] == ["How long does the seal last?"]
+    assert call(kb.library.problem()) is None
+    assert "1001 hours" in call(kb.library.search("seal lasts 1001 hours", 1))[0].text
+    assert [h["question"] for h in call(kb.answers.history())] == ["How long does the seal last?"]
     with pytest.raises(Exception, match="nothing to repair"):
-        collect(kb.repair())
+        collect(kb.library.repair())
     call(kb.close())
 
 
@@ -207,7 +207,7 @@ def test_a_damaged_answers_file_is_named_not_a_traceback(tmp_path: Path) -> None
     (tmp_path / "library.answers.sqlite").write_bytes(b"SQLite format 3\0" + os.urandom(4000))
     kb = make_kb(tmp_path / "library.duckdb")
     with pytest.raises(LibraryDamagedError, match="saved answers"):
-        call(kb.history())
+        call(kb.answers.history())
     call(kb.close())
     assert sqlite3.sqlite_version  # the stdlib's SQLite, nothing installed
 
@@ -216,17 +216,17 @@ def test_a_library_on_a_read_only_disk_still_searches_and_refuses_to_index(tmp_p
     folder = make_folder(tmp_path)
     with small_disk(tmp_path / "disk", "8m") as disk:
         kb = make_kb(disk / "library.duckdb", ["The seal lasts 1001 hours [1]."])
-        collect(kb.index(folder))
-        collect(kb.ask("How long does the seal last?"))
+        collect(kb.library.index(folder))
+        collect(kb.answers.ask("How long does the seal last?"))
         call(kb.close())
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         kb = make_kb(disk / "library.duckdb", ["Every 500 hours [1]."])
-        assert "1001 hours" in call(kb.search("seal lasts 1001 hours", 1))[0].text  # read-only, it reads
-        assert [h["question"] for h in call(kb.history())] == ["How long does the seal last?"]
+        assert "1001 hours" in call(kb.library.search("seal lasts 1001 hours", 1))[0].text  # read-only, it reads
+        assert [h["question"] for h in call(kb.answers.history())] == ["How long does the seal last?"]
         make_folder(tmp_path, version=2)
         with pytest.raises(NotWritableError, match="read-only disk or folder"):
-            collect(kb.index(folder))
-        events = collect(kb.ask("How often are the bearings lubricated?"))
+            collect(kb.library.index(folder))
+        events = collect(kb.answers.ask("How often are the bearings lubricated?"))
         failed = [e for e in events if isinstance(e, AnswerFailed)]
         assert failed and "not saved" in failed[0].error and "read-only" in failed[0].error
         call(kb.close())

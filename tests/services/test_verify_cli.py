@@ -40,12 +40,12 @@ def test_an_exported_answer_is_checked_against_its_cited_pages(folder: Path, tmp
                          "A late fee of 90 dollars applies [1]."])
     kb = make_kb(tmp_path, gen, sources_per_answer=3)
     try:
-        collect(kb.index(folder))
-        events = collect(kb.ask("How long does the tenant have to report damage?"))
+        collect(kb.library.index(folder))
+        events = collect(kb.answers.ask("How long does the tenant have to report damage?"))
         finished = next(e for e in events if isinstance(e, AnswerFinished))
-        exported = asyncio.run(kb.export_answer(finished.answer_id))
+        exported = asyncio.run(kb.answers.export_answer(finished.answer_id))
         assert exported is not None and "[^1]" in exported
-        checked = collect(kb.check_text(exported, "answer.md"))
+        checked = collect(kb.checking.check_text(exported, "answer.md"))
     finally:
         asyncio.run(kb.close())
     started, *checks, done = checked
@@ -63,7 +63,7 @@ def test_an_exported_answer_is_checked_against_its_cited_pages(folder: Path, tmp
 def test_folio_verify_prints_a_line_per_sentence_and_json(folder: Path, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     kb = make_kb(tmp_path)
-    collect(kb.index(folder))
+    collect(kb.library.index(folder))
     asyncio.run(kb.close())
     draft = tmp_path / "draft.md"
     draft.write_text("# My notes\n\nRent is due on the **first day** of each month.\n\n"
@@ -153,8 +153,8 @@ def test_the_judge_gives_its_second_opinion_on_unsure_lines(tmp_path: Path) -> N
     gen = JudgeReplies("no")
     kb = make_kb(tmp_path, gen)  # type: ignore[arg-type]
     try:
-        results = collect(kb.check_claims(lines, judge=True))
-        rules_only = collect(kb.check_claims(lines, judge=False))
+        results = collect(kb.checking.check_claims(lines, judge=True))
+        rules_only = collect(kb.checking.check_claims(lines, judge=False))
     finally:
         asyncio.run(kb.close())
     unsure, stated = results
@@ -171,8 +171,8 @@ def test_checking_a_text_with_the_judge_asks_about_unsure_sentences(folder: Path
     gen = JudgeReplies("no")
     kb = make_kb(tmp_path, gen)  # type: ignore[arg-type]
     try:
-        collect(kb.index(folder))
-        events = collect(kb.check_text("Rent is due on the first day of each month.\n\n"
+        collect(kb.library.index(folder))
+        events = collect(kb.checking.check_text("Rent is due on the first day of each month.\n\n"
                                        "The tenant reports damage to the owner within 30 days.", "d.txt", judge=True))
     finally:
         asyncio.run(kb.close())

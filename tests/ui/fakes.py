@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import hashlib
+import json
+import math
 import re
 import threading
 import time
@@ -34,13 +37,18 @@ from desktop_app.core.types import (
     IndexEvent,
     IndexProgress,
     IndexSummary,
+    JsonObject,
     LibraryMovedAside,
     OcrLine,
     Passage,
     SourcePayload,
     SourceState,
     TokenDelta,
+    Verdict,
 )
+from desktop_app.core.verdicts import read_text
+from desktop_app.services.api import KnowledgeBaseAPI
+from desktop_app.services.checking import CheckEvent, CheckFinished, SentenceCheck, check_claims
 
 MARKER = re.compile(r"\[(\d+)\]")
 
@@ -70,7 +78,7 @@ def payload(
 def pypdf_passage(pdf: Path, page: int, first: str, last: str) -> str:
     """The text pypdf extracts from ``first`` to the end of the line holding ``last`` on a
     page (tabs, ligatures and all)."""
-    text = pypdf.PdfReader(pdf).pages[page - 1].extract_text()
+    text: str = pypdf.PdfReader(pdf).pages[page - 1].extract_text()
     flat = text.replace("\t", " ")
     start = flat.index(first)
     end = flat.find("\n", flat.index(last, start))
@@ -139,14 +147,256 @@ def saved_record(
     }
 
 
+class FakeLibrary:
+    """Indexes by listing PDFs; holds no passages (search finds none)."""
+
+    def __init__(self, kb: FakeKnowledgeBase) -> None:
+        self.kb = kb  # the scripted state lives on the root, where the tests set it
+
+    async def index(
+        self, folder: str | Path, passwords: dict[str, str] | None = None
+    ) -> AsyncIterator[IndexEvent]:
+        self.kb._cancelled = False
+        self.kb.index_calls.append((str(folder), passwords))
+        files = sorted(Path(folder).rglob("*.pdf"))
+        started = time.monotonic()
+        pages_done = 0
+        failed: list[FileIndexed] = []
+        done = 0
+        for position, pdf in enumerate(files):
+            elapsed = time.monotonic() - started
+            eta = elapsed / position * (len(files) - position) if position else None
+            yield IndexProgress(
+                position, len(files), pages_done, pages_done, str(pdf), elapsed, eta
+            )
+            await asyncio.sleep(self.kb.file_delay)
+            if position == 1 and self.kb.index_gate is not None:
+                await self.kb.index_gate.wait()
+            if self.kb._cancelled:
+                yield IndexSummary(
+                    done, pages_done, pages_done, 0, tuple(failed), (), True, elapsed
+                )
+                return
+            pages = len(pypdf.PdfReader(pdf).pages)
+            password = self.kb.locked.get(pdf.name)
+            if password is not None and (passwords or {}).get(str(pdf)) != password:
+                event = FileIndexed(str(pdf), DocStatus.NEEDS_PASSWORD, 0, 0, error="encrypted")
+                failed.append(event)
+            else:
+                event = FileIndexed(str(pdf), DocStatus.INDEXED, pages, pages)
+                pages_done += pages
+                done += 1
+            self.kb.documents_by_path[str(pdf)] = DocumentInfo(
+                doc_id=sha256_file(pdf),
+                path=str(pdf),
+                title=pdf.stem.title(),
+                status=event.status,
+                pages=pages if event.status.searchable else 0,
+                chunks=event.chunks,
+            )
+            yield event
+        elapsed = time.monotonic() - started
+        yield IndexProgress(len(files), len(files), pages_done, pages_done, "", elapsed, 0.0)
+        yield IndexSummary(done, pages_done, pages_done, 0, tuple(failed), (), False, elapsed)
+
+    async def problem(self) -> KnownError | None:
+        return self.kb.problem
+
+    async def repair(self, folders: Sequence[str | Path] = ()) -> AsyncIterator[IndexEvent | LibraryMovedAside]:
+        """Keep nothing broken: the problem goes, and the folders are indexed again."""
+        self.kb.problem = None
+        for folder in folders:
+            async for event in self.index(folder):
+                yield event
+
+    async def reindex(self) -> AsyncIterator[IndexEvent]:
+        """Re-embed every stored passage: one progress event per document."""
+        self.kb._cancelled = False
+        self.kb.reindex_calls += 1
+        done = 0
+        for info in list(self.kb.documents_by_path.values()):
+            await asyncio.sleep(self.kb.file_delay)
+            if self.kb._cancelled:
+                return
+            done += max(1, info.chunks)
+            yield IndexProgress(0, 0, 0, done, "", 0.0, None)
+
+    async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]:
+        await asyncio.sleep(0)
+        return sorted(self.kb.documents_by_path.values(), key=lambda d: d.path)
+
+    async def search(self, query: str, k: int = 10, scope: Sequence[str | Path] = ()) -> list[Passage]:
+        return []
+
+    async def source_state(self, chunk_id: str, doc_id: str) -> SourceState:
+        await asyncio.sleep(0.01)  # hashing happens off the GUI thread in the real one
+        if chunk_id in self.kb.state_overrides:
+            return self.kb.state_overrides[chunk_id]
+        for info in self.kb.documents_by_path.values():
+            if info.doc_id == doc_id:
+                path = Path(info.path)
+                if not path.is_file():
+                    return SourceState.REMOVED
+                return SourceState.CURRENT if sha256_file(path) == doc_id else SourceState.CHANGED
+        return SourceState.REMOVED
+
+    async def document_part(self, document: str, page: int) -> Any:
+        return None
+
+    async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
+        await asyncio.sleep(0)
+        return [line for line in self.kb.ocr_lines_by_page.get((doc_id, page), [])
+                if line.char_end > char_start and line.char_start < char_end]
+
+
+class FakeAnswers:
+    """Streams the root's scripted answers and keeps its saved records."""
+
+    def __init__(self, kb: FakeKnowledgeBase) -> None:
+        self.kb = kb  # the scripted state lives on the root, where the tests set it
+
+    async def ask(
+        self, question: str, *, style: str | None = None, max_tokens: int | None = None,
+        scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
+        replaces: str | None = None,
+    ) -> AsyncIterator[AnswerEvent]:
+        self.kb._cancelled = False
+        self.kb.questions.append(question)
+        self.kb.follow_ups.append((follow_up, searched))
+        self.kb.replaced.append(replaces)
+        conversation_id = follow_up or ""
+        within = tuple(str(p) for p in scope)
+        self.kb.scopes.append(within)
+        script = (
+            self.kb.scripted.pop(0)
+            if self.kb.scripted
+            else ScriptedAnswer("The documents say nothing about it.", [])
+        )
+        events = script.events(question, within) if within else script.events(question)
+        for count, event in enumerate(events):
+            if self.kb.pause_at is not None and count == self.kb.pause_at:
+                self.kb.paused.set()
+                await self.kb.resume.wait()
+            if self.kb._cancelled:
+                yield AnswerCancelled()
+                return
+            if isinstance(event, TokenDelta):
+                await asyncio.sleep(self.kb.token_delay)
+            if isinstance(event, AnswerStarted):  # as the facade says what it searched for
+                event = dataclasses.replace(event, searched=searched or question,
+                                            conversation_id=conversation_id or event.answer_id)
+            yield event
+        if self.kb.hold_after_finish:  # the answer is written; the model checks its sentences
+            self.kb.paused.set()
+            await self.kb.resume.wait()
+
+    async def history(self) -> list[dict[str, Any]]:
+        await asyncio.sleep(0)
+        rows = [
+            {key: r.get(key, []) for key in ("answer_id", "question", "status", "created_at", "model_id", "scope")}
+            | {"conversation_id": r.get("conversation_id") or r["answer_id"]}
+            for r in self.kb.saved.values()
+        ]
+        return sorted(rows, key=lambda r: r["created_at"], reverse=True)
+
+    async def conversation(self, answer_id: str) -> list[dict[str, Any]]:
+        record = await self.answer_record(answer_id)
+        if record is None:
+            return []
+        conversation_id = record.get("conversation_id") or answer_id
+        turns = [await self.answer_record(r["answer_id"]) for r in sorted(self.kb.saved.values(),
+                 key=lambda r: r["created_at"]) if (r.get("conversation_id") or r["answer_id"]) == conversation_id]
+        return [t for t in turns if t is not None]
+
+    async def export_conversation(self, answer_id: str, fmt: str = "markdown") -> str | None:
+        turns = await self.conversation(answer_id)
+        return "\n".join(t["question"] for t in turns) or None
+
+    async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
+        record = self.kb.saved.get(answer_id)
+        if record is None:
+            return None
+        record = copy.deepcopy(record)
+        record["source_states"] = {}
+        for source in record["sources"]:
+            state = await self.kb.library.source_state(source["chunk_id"], source["doc_id"])
+            source["state"] = str(state)
+            record["source_states"][source["id"]] = str(state)
+        return record
+
+    async def delete_answer(self, answer_id: str) -> bool:
+        await asyncio.sleep(0)
+        self.kb.deleted.append(answer_id)
+        return self.kb.saved.pop(answer_id, None) is not None
+
+    async def export_answer(self, answer_id: str, fmt: str = "markdown") -> str | None:
+        record = await self.answer_record(answer_id)
+        if record is None:
+            return None
+        return json.dumps(record) + "\n" if fmt == "json" else f"# {record['question']}\n\n{record['text']}\n"
+
+
+class FakeChecking:
+    """Reads a text as the real checker does; with the fake library's passages (none) every
+    sentence is not confirmed. Claims lines are checked by the real rules (no library)."""
+
+    def __init__(self, kb: FakeKnowledgeBase) -> None:
+        self.kb = kb  # the scripted state lives on the root, where the tests set it
+
+    async def check_text(self, text: str, name: str = "") -> AsyncIterator[CheckEvent]:
+        document = read_text(text, name)
+        yield document
+        for index, sentence in enumerate(document.sentences):
+            await asyncio.sleep(0)
+            if self.kb._cancelled:
+                yield CheckFinished({}, len(document.sentences), cancelled=True)
+                return
+            yield SentenceCheck(index, (sentence.start, sentence.end), sentence.text, Verdict.NOT_CONFIRMED,
+                                reason="no passage in the library matches it", cited=document.cited[index])
+        count = len(document.sentences)
+        yield CheckFinished({Verdict.NOT_CONFIRMED.value: count} if count else {}, count)
+
+    async def check_claims(self, lines: Sequence[str]) -> AsyncIterator[JsonObject]:
+        results: list[JsonObject] = []
+        check_claims(lines, results.append, lambda: self.kb._cancelled)
+        for result in results:
+            yield result
+
+
+class FakeModels:
+    """The answer model's readiness as the root's ``model_ready`` says; raw passthroughs
+    that answer from the script."""
+
+    def __init__(self, kb: FakeKnowledgeBase) -> None:
+        self.kb = kb  # the scripted state lives on the root, where the tests set it
+
+    async def answer_model_ready(self) -> int:
+        await self.kb.model_ready.wait()
+        return self.kb.cached_head
+
+    async def completion(self, messages: list[dict[str, str]], max_tokens: int = 256) -> AsyncIterator[str]:
+        text = self.kb.scripted.pop(0).text if self.kb.scripted else "The documents say nothing about it."
+        for start in range(0, len(text), 4):
+            await asyncio.sleep(self.kb.token_delay)
+            yield text[start : start + 4]
+
+    async def embedding(self, text: str) -> list[float]:
+        digest = hashlib.sha256(text.encode()).digest()[:4]
+        norm = math.sqrt(sum(b * b for b in digest)) or 1.0
+        return [b / norm for b in digest]
+
+
 class FakeKnowledgeBase:
+    """The window's facade, faked area by area as services/api.py splits it: ``library``,
+    ``answers``, ``checking`` and ``models``; the scripted state they play is set here."""
+
     def __init__(self, token_delay: float = 0.002, file_delay: float = 0.01) -> None:
         self.model_ready = asyncio.Event()  # set: the answer model is loaded and primed
         self.model_ready.set()
         self.cached_head = 0  # the tokens answer_model_ready reports
         self.token_delay = token_delay
         self.file_delay = file_delay
-        self.answers: list[ScriptedAnswer] = []
+        self.scripted: list[ScriptedAnswer] = []  # the answers ask streams, in turn
         self.locked: dict[str, str] = {}  # file name -> password
         self.cancel_calls = 0
         self.index_calls: list[tuple[str, dict[str, str] | None]] = []
@@ -167,121 +417,12 @@ class FakeKnowledgeBase:
         self.saved: dict[str, dict[str, Any]] = {}  # answer id -> record, oldest first
         self.deleted: list[str] = []
         self.reindex_calls = 0
-        self.problem: KnownError | None = None  # what library_problem() reports
+        self.problem: KnownError | None = None  # what library.problem() reports
 
-    # ------------------------------------------------------------------ indexing
-
-    async def index(
-        self, folder: str | Path, passwords: dict[str, str] | None = None
-    ) -> AsyncIterator[IndexEvent]:
-        self._cancelled = False
-        self.index_calls.append((str(folder), passwords))
-        files = sorted(Path(folder).rglob("*.pdf"))
-        started = time.monotonic()
-        pages_done = 0
-        failed: list[FileIndexed] = []
-        done = 0
-        for position, pdf in enumerate(files):
-            elapsed = time.monotonic() - started
-            eta = elapsed / position * (len(files) - position) if position else None
-            yield IndexProgress(
-                position, len(files), pages_done, pages_done, str(pdf), elapsed, eta
-            )
-            await asyncio.sleep(self.file_delay)
-            if position == 1 and self.index_gate is not None:
-                await self.index_gate.wait()
-            if self._cancelled:
-                yield IndexSummary(
-                    done, pages_done, pages_done, 0, tuple(failed), (), True, elapsed
-                )
-                return
-            pages = len(pypdf.PdfReader(pdf).pages)
-            password = self.locked.get(pdf.name)
-            if password is not None and (passwords or {}).get(str(pdf)) != password:
-                event = FileIndexed(str(pdf), DocStatus.NEEDS_PASSWORD, 0, 0, error="encrypted")
-                failed.append(event)
-            else:
-                event = FileIndexed(str(pdf), DocStatus.INDEXED, pages, pages)
-                pages_done += pages
-                done += 1
-            self.documents_by_path[str(pdf)] = DocumentInfo(
-                doc_id=sha256_file(pdf),
-                path=str(pdf),
-                title=pdf.stem.title(),
-                status=event.status,
-                pages=pages if event.status.searchable else 0,
-                chunks=event.chunks,
-            )
-            yield event
-        elapsed = time.monotonic() - started
-        yield IndexProgress(len(files), len(files), pages_done, pages_done, "", elapsed, 0.0)
-        yield IndexSummary(done, pages_done, pages_done, 0, tuple(failed), (), False, elapsed)
-
-    async def library_problem(self) -> KnownError | None:
-        return self.problem
-
-    async def repair(self, folders: Sequence[str | Path] = ()) -> AsyncIterator[IndexEvent | LibraryMovedAside]:
-        """Keep nothing broken: the problem goes, and the folders are indexed again."""
-        self.problem = None
-        for folder in folders:
-            async for event in self.index(folder):
-                yield event
-
-    async def reindex(self) -> AsyncIterator[IndexEvent]:
-        """Re-embed every stored passage: one progress event per document."""
-        self._cancelled = False
-        self.reindex_calls += 1
-        done = 0
-        for info in list(self.documents_by_path.values()):
-            await asyncio.sleep(self.file_delay)
-            if self._cancelled:
-                return
-            done += max(1, info.chunks)
-            yield IndexProgress(0, 0, 0, done, "", 0.0, None)
-
-    async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]:
-        await asyncio.sleep(0)
-        return sorted(self.documents_by_path.values(), key=lambda d: d.path)
-
-    # ------------------------------------------------------------------ answering
-
-    async def ask(
-        self, question: str, *, style: str | None = None, max_tokens: int | None = None,
-        scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
-        replaces: str | None = None,
-    ) -> AsyncIterator[AnswerEvent]:
-        self._cancelled = False
-        self.questions.append(question)
-        self.follow_ups.append((follow_up, searched))
-        self.replaced.append(replaces)
-        conversation_id = follow_up or ""
-        within = tuple(str(p) for p in scope)
-        self.scopes.append(within)
-        script = (
-            self.answers.pop(0)
-            if self.answers
-            else ScriptedAnswer("The documents say nothing about it.", [])
-        )
-        events = script.events(question, within) if within else script.events(question)
-        for count, event in enumerate(events):
-            if self.pause_at is not None and count == self.pause_at:
-                self.paused.set()
-                await self.resume.wait()
-            if self._cancelled:
-                yield AnswerCancelled()
-                return
-            if isinstance(event, TokenDelta):
-                await asyncio.sleep(self.token_delay)
-            if isinstance(event, AnswerStarted):  # as the facade says what it searched for
-                event = dataclasses.replace(event, searched=searched or question,
-                                            conversation_id=conversation_id or event.answer_id)
-            yield event
-        if self.hold_after_finish:  # the answer is written; the model checks its sentences
-            self.paused.set()
-            await self.resume.wait()
-
-    async def search(self, query: str, k: int = 10, scope: Sequence[str | Path] = ()) -> list[Passage]:
-        return []
+        self.library = FakeLibrary(self)
+        self.answers = FakeAnswers(self)
+        self.checking = FakeChecking(self)
+        self.models = FakeModels(self)
 
     def cancel(self) -> None:
         self.cancel_calls += 1
@@ -290,74 +431,14 @@ class FakeKnowledgeBase:
         if self.index_gate is not None:
             self.index_gate.set()
 
-    async def source_state(self, chunk_id: str, doc_id: str) -> SourceState:
-        await asyncio.sleep(0.01)  # hashing happens off the GUI thread in the real one
-        if chunk_id in self.state_overrides:
-            return self.state_overrides[chunk_id]
-        for info in self.documents_by_path.values():
-            if info.doc_id == doc_id:
-                path = Path(info.path)
-                if not path.is_file():
-                    return SourceState.REMOVED
-                return SourceState.CURRENT if sha256_file(path) == doc_id else SourceState.CHANGED
-        return SourceState.REMOVED
-
-    async def document_part(self, document: str, page: int) -> Any:
-        return None
-
-    async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
-        await asyncio.sleep(0)
-        return [line for line in self.ocr_lines_by_page.get((doc_id, page), [])
-                if line.char_end > char_start and line.char_start < char_end]
-
-    # ------------------------------------------------------------------ history
-
-    async def history(self) -> list[dict[str, Any]]:
-        await asyncio.sleep(0)
-        rows = [
-            {key: r.get(key, []) for key in ("answer_id", "question", "status", "created_at", "model_id", "scope")}
-            | {"conversation_id": r.get("conversation_id") or r["answer_id"]}
-            for r in self.saved.values()
-        ]
-        return sorted(rows, key=lambda r: r["created_at"], reverse=True)
-
-    async def conversation(self, answer_id: str) -> list[dict[str, Any]]:
-        record = await self.answer_record(answer_id)
-        if record is None:
-            return []
-        conversation_id = record.get("conversation_id") or answer_id
-        turns = [await self.answer_record(r["answer_id"]) for r in sorted(self.saved.values(),
-                 key=lambda r: r["created_at"]) if (r.get("conversation_id") or r["answer_id"]) == conversation_id]
-        return [t for t in turns if t is not None]
-
-    async def export_conversation(self, answer_id: str, fmt: str = "markdown") -> str | None:
-        turns = await self.conversation(answer_id)
-        return "\n".join(t["question"] for t in turns) or None
-
-    async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
-        record = self.saved.get(answer_id)
-        if record is None:
-            return None
-        record = copy.deepcopy(record)
-        record["source_states"] = {}
-        for source in record["sources"]:
-            state = await self.source_state(source["chunk_id"], source["doc_id"])
-            source["state"] = str(state)
-            record["source_states"][source["id"]] = str(state)
-        return record
-
-    async def delete_answer(self, answer_id: str) -> bool:
-        await asyncio.sleep(0)
-        self.deleted.append(answer_id)
-        return self.saved.pop(answer_id, None) is not None
-
-    async def answer_model_ready(self) -> int:
-        await self.model_ready.wait()
-        return self.cached_head
-
-
     async def close(self) -> None:
         self.closed = True
+
+
+def _conforms(kb: FakeKnowledgeBase) -> KnowledgeBaseAPI:
+    """Where mypy checks that the fake is the facade's Protocols, area by area (this file
+    is in mypy's files; tests/ui/test_fakes.py checks the same at run time)."""
+    return kb
 
 
 class FakeInstaller:

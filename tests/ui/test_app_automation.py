@@ -14,7 +14,7 @@ from tests.ui.test_window_flow import warranty_answer
 @pytest.fixture
 def scripted_kb(monkeypatch, library) -> FakeKnowledgeBase:  # noqa: ANN001
     kb = FakeKnowledgeBase()
-    kb.answers.append(warranty_answer(library))
+    kb.scripted.append(warranty_answer(library))
     monkeypatch.setattr(app_module, "make_knowledge_base", lambda db, model: kb)
     return kb
 

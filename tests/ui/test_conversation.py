@@ -19,7 +19,7 @@ def ask(window, run, question: str):  # noqa: ANN001, ANN201
 
 
 def test_a_question_follows_up_the_answer_shown_until_a_new_conversation(window, fake_kb, library, run) -> None:  # noqa: ANN001
-    fake_kb.answers += [warranty_answer(library), warranty_answer(library), warranty_answer(library)]
+    fake_kb.scripted += [warranty_answer(library), warranty_answer(library), warranty_answer(library)]
     first = ask(window, run, "How long is the pump warranty?")
     assert fake_kb.follow_ups[-1] == (None, None)  # nothing to follow up yet
     assert first.searched == "How long is the pump warranty?" and first.conversation_id == first.answer_id
@@ -43,7 +43,7 @@ def test_a_question_follows_up_the_answer_shown_until_a_new_conversation(window,
 
 
 def test_searched_for_can_be_edited_and_searched_again(window, fake_kb, library, run) -> None:  # noqa: ANN001
-    fake_kb.answers += [warranty_answer(library), warranty_answer(library), warranty_answer(library)]
+    fake_kb.scripted += [warranty_answer(library), warranty_answer(library), warranty_answer(library)]
     first = ask(window, run, "How long is the pump warranty?")
     second_id = ask(window, run, "And what about the guide?").answer_id
     assert 'href="searched:?turn=1"' in window.conversation.html()
@@ -82,13 +82,13 @@ def test_the_history_reopens_a_whole_conversation(window, fake_kb, library, run)
     assert [t.answer_id for t in window.conversation.turns] == ["c1", "c2"]
     assert "Searched for: And for the guide? (pump warranty)" in window.conversation.browser.toPlainText()
     # The next question continues the reopened conversation.
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     ask(window, run, "And how long for the motor?")
     assert fake_kb.follow_ups[-1] == ("c2", None)
 
 
 def test_a_conversation_reopened_after_another_is_set_apart(window, fake_kb, library, run) -> None:  # noqa: ANN001
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     ask(window, run, "How long is the pump warranty?")
     fake_kb.saved["x1"] = saved_record("Who makes the pump?", ScriptedAnswer("Acme [1].", []), "x1")
     run(window.history.reopen("x1"))
@@ -96,7 +96,7 @@ def test_a_conversation_reopened_after_another_is_set_apart(window, fake_kb, lib
 
 
 def test_export_writes_the_whole_conversation(window, fake_kb, library, run, tmp_path) -> None:  # noqa: ANN001
-    fake_kb.answers += [warranty_answer(library), warranty_answer(library)]
+    fake_kb.scripted += [warranty_answer(library), warranty_answer(library)]
     ask(window, run, "How long is the pump warranty?")
     ask(window, run, "And for the guide?")
     text = window.export_markdown(tmp_path / "conversation.md").read_text(encoding="utf-8")
@@ -114,6 +114,6 @@ def test_reopening_a_conversation_restores_its_scope(window, fake_kb, library, r
     fake_kb.saved["s1"] = record
     run(window.history.reopen("s1"))
     assert window.conversation.scope == (manual,) and window.conversation.scope_chip.isVisible()
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     ask(window, run, "And for how long after repair?")
     assert fake_kb.scopes[-1] == (manual,) and fake_kb.follow_ups[-1] == ("s1", None)

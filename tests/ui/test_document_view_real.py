@@ -52,7 +52,7 @@ def test_a_citation_opens_the_document_view_highlighted_and_in_view(
         assert summary is not None and summary.documents == 3 and not summary.failed
         for name, question in CITED.items():
             path = str(folder / name)
-            passages = qloop.run_until_complete(kb.search(question, 3, scope=[path]))
+            passages = qloop.run_until_complete(kb.library.search(question, 3, scope=[path]))
             passage = passages[0]
             assert passage.format == Path(name).suffix.lstrip(".") and "¶" in passage.locator
             source = SourcePayload(

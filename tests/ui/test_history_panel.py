@@ -77,7 +77,7 @@ def test_changed_source_gets_a_banner_and_no_highlight_then_reask(window, fake_k
     window.conversation.handle_anchor(QUrl("cite:2?turn=0"))
     run(until(lambda: window.viewer.view.has_highlight(), what="guide highlight"))
     # "re-ask?" asks the saved question again.
-    fake_kb.answers.append(ScriptedAnswer("The second edition says two years.", []))
+    fake_kb.scripted.append(ScriptedAnswer("The second edition says two years.", []))
     window.conversation.handle_anchor(QUrl("reask:?turn=0"))
     run(until(lambda: fake_kb.questions == [QUESTION], what="re-asked"))
     run(window.ask_task)

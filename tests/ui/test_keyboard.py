@@ -44,7 +44,7 @@ def keys(widget: QWidget, sequence: str) -> None:
 
 def answered(window, fake_kb, library, run) -> None:  # noqa: ANN001
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     run(window.ask("How long is the pump warranty?"))
 
 
@@ -73,7 +73,7 @@ def test_menus_are_file_edit_view_help_and_hold_every_action(window) -> None:  #
 def test_shortcuts_trigger_their_actions(active, fake_kb, library, run, qtbot) -> None:  # noqa: ANN001
     window = active
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     fake_kb.pause_at = 10
     box = window.conversation.question
     box.setFocus()

@@ -117,7 +117,7 @@ def test_ask_about_a_document_scopes_the_question_until_the_chip_is_removed(wind
     chip = window.conversation.scope_chip
     assert chip.isVisible() and chip.label.text() == "Within: Manual"
     assert window.conversation.scope == (manual,)
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     turn = run(window.ask("How long is the pump warranty?"))
     assert fake_kb.scopes == [(manual,)]
     assert turn.scope == (manual,)

@@ -17,7 +17,7 @@ def long_answer(library) -> ScriptedAnswer:  # noqa: ANN001
 
 def test_streaming_and_indexing_do_not_stall_the_event_loop(window, fake_kb, library, run) -> None:  # noqa: ANN001
     fake_kb.token_delay = 0.002
-    fake_kb.answers.append(long_answer(library))
+    fake_kb.scripted.append(long_answer(library))
     import asyncio
 
     probe = LagProbe()

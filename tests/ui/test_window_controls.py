@@ -23,7 +23,7 @@ def press(widget, key: Qt.Key, modifiers=Qt.KeyboardModifier.NoModifier) -> None
 
 def test_escape_stops_the_answer_mid_stream(window, fake_kb, library, run) -> None:  # noqa: ANN001
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     fake_kb.pause_at = 10
 
     async def scenario() -> None:
@@ -116,7 +116,7 @@ def test_double_click_opens_the_document_in_the_viewer(window, library, run, qtb
 def test_export_writes_markdown_with_footnotes(window, fake_kb, library, run, tmp_path) -> None:  # noqa: ANN001
     assert not window.commands.export_action.isEnabled()
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     run(window.ask("How long is the pump warranty?"))
     assert window.commands.export_action.isEnabled()
     text = window.export_markdown(tmp_path / "answer.md").read_text(encoding="utf-8")
@@ -186,7 +186,7 @@ def test_a_question_asked_while_the_last_answer_is_checked_stops_the_checks_and_
     window, fake_kb, library, run
 ) -> None:  # noqa: ANN001
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     fake_kb.hold_after_finish = True
 
     async def scenario() -> None:
@@ -210,7 +210,7 @@ def test_a_question_asked_while_the_last_answer_is_checked_stops_the_checks_and_
 
 def test_a_question_asked_while_an_answer_streams_is_refused(window, fake_kb, library, run) -> None:  # noqa: ANN001
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     fake_kb.pause_at = 10
 
     async def scenario() -> None:

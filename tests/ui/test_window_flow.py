@@ -57,7 +57,7 @@ def test_index_then_ask_then_open_citation(window, fake_kb, library, run) -> Non
     assert words == {"manual.pdf": "indexed", "guide.pdf": "indexed", "zhibao.pdf": "indexed"}
     assert "Indexed 3 documents" in window.status_label.text()
 
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     fake_kb.pause_at = 40  # hold the stream after the first marker has been reported
 
     async def scenario() -> None:
@@ -97,7 +97,7 @@ def test_hallucinated_marker_is_struck_through_and_not_a_link(
     window, fake_kb, library, run
 ) -> None:  # noqa: ANN001
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     run(window.ask("How long is the pump warranty?"))
     html = window.conversation.html()
     assert 'href="cite:7' not in html
@@ -112,7 +112,7 @@ def test_hallucinated_marker_is_struck_through_and_not_a_link(
 def test_changed_source_is_reported_not_highlighted(window, fake_kb, library, run) -> None:  # noqa: ANN001
     run(window.open_folder(str(library["manual"].path.parent)))
     answer = warranty_answer(library)
-    fake_kb.answers.append(answer)
+    fake_kb.scripted.append(answer)
     run(window.ask("How long is the pump warranty?"))
     fake_kb.state_overrides[answer.sources[0].chunk_id] = SourceState.CHANGED
     window.conversation.handle_anchor(QUrl("cite:1?turn=0"))
@@ -136,7 +136,7 @@ def test_verdicts_and_suggestions_render(window, fake_kb, library, run) -> None:
             suggested_label="2",
         ),
     ]
-    fake_kb.answers.append(answer)
+    fake_kb.scripted.append(answer)
     run(window.ask("How long is the pump warranty?"))
     html = window.conversation.html()
     assert "#2e7d32" in html  # the supported sentence's underline colour
@@ -160,7 +160,7 @@ def test_chips_carry_tooltips_shown_on_hover(window, fake_kb, library, run) -> N
     from PySide6.QtWidgets import QApplication, QToolTip
 
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     run(window.ask("How long is the pump warranty?"))
     browser = window.conversation.browser
     chip = next(f for f in _fragments(browser) if f.charFormat().anchorHref() == "cite:1?turn=0")
@@ -181,7 +181,7 @@ def test_chips_carry_tooltips_shown_on_hover(window, fake_kb, library, run) -> N
 
 def test_clicking_another_citation_moves_page_and_highlight(window, fake_kb, library, run) -> None:  # noqa: ANN001
     run(window.open_folder(str(library["manual"].path.parent)))
-    fake_kb.answers.append(warranty_answer(library))
+    fake_kb.scripted.append(warranty_answer(library))
     run(window.ask("How long is the pump warranty?"))
     window.conversation.handle_anchor(QUrl("cite:1?turn=0"))
     run(until(lambda: window.viewer.view.has_highlight(), what="first highlight"))
@@ -205,7 +205,7 @@ def test_no_basis_shows_the_banner(window, fake_kb, library, run) -> None:  # no
     from desktop_app.core.types import NoBasis
 
     answer = ScriptedAnswer("", [])
-    fake_kb.answers.append(answer)
+    fake_kb.scripted.append(answer)
     original = answer.events
 
     def events(question: str):  # noqa: ANN202
@@ -228,7 +228,7 @@ def test_a_failing_facade_is_reported_in_the_answer(window, fake_kb, run) -> Non
         raise KnownError("The answer model is not installed.", "Run: folio models install")
         yield  # pragma: no cover
 
-    fake_kb.ask = broken_ask
+    fake_kb.answers.ask = broken_ask
     run(window.ask("Anything?"))
     html = window.conversation.html()
     assert "The answer model is not installed." in html and "folio models install" in html

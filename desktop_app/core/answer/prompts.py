@@ -271,6 +271,16 @@ def recalled_turns(history: Sequence[tuple[str, str]], count_tokens: Callable[[s
     return messages(turns) if cost(turns) <= budget_tokens else []
 
 
+def prompt_head(language: str, *, count_tokens: Callable[[str], int], context_tokens: int,
+                answer_tokens: int) -> list[dict[str, str]]:
+    """The messages a model primes its cache with for the prompts a question in
+    ``language`` (decided: "en", "de", "zh", ...) gets: their fixed head, the system prompt
+    and worked examples, the same for every question in that language with numbered
+    labels (followed by an empty request)."""
+    return build_prompt("", [], count_tokens=count_tokens, context_tokens=context_tokens,
+                        answer_tokens=answer_tokens, language=language).messages
+
+
 def build_prompt(
     question: str,
     sources: Sequence[tuple[str, str, Passage]],

@@ -45,16 +45,18 @@ from desktop_app.core.models.model_specs import (
     ModelSpec,
     ProgressCallback,
 )
+from desktop_app.core.settings import SERVER, Settings, load_server_key
 
 __all__ = [
     "DEFAULT_EMBEDDER", "EMBEDDER_CHOICES", "INSTALL_CHOICES", "InstallProgress", "InstallStep",
     "InstalledModel", "ModelDownloadError", "ModelRole", "ModelSpec", "ProgressCallback",
     "embedder_spec", "install", "list_models", "load_manifest", "manifest_path",
-    "open_embedder", "resolve_answer_model", "resolve_embedder", "select", "verify",
+    "open_embedder", "open_generator", "resolve_answer_model", "resolve_embedder", "select", "verify",
 ]
 
 if TYPE_CHECKING:
     from desktop_app.core.models.embed import OnnxEmbedder
+    from desktop_app.core.stages import Generator
 
 logger = logging.getLogger(__name__)
 
@@ -186,6 +188,38 @@ def open_embedder(choice: str = "default", *, threads: int | None = None) -> Onn
         return OnnxEmbedder(model_path, tokenizer_path, threads=threads)
     return OnnxEmbedder(model_path, tokenizer_path, threads=threads, model_id=f"{spec.id}:{spec.sha256[:12]}",
                         prefixes=spec.prefixes, multilingual=spec.multilingual)
+
+
+def open_generator(settings: Settings, *, keep_alive_s: float = 0.0) -> Generator:
+    """The answer model Settings choose, opened: a shared model server's client
+    (``answer_model == "server"``, OpenAI-compatible: only the prompt, the question and its
+    passages, goes to it; the key comes from its own private file), else the local GGUF in
+    a process of its own (a GGUF that crashes llama.cpp ends one answer, not its owner),
+    started without waiting for it to load (``wait_ready``). With ``keep_alive_s`` > 0 (the
+    command line) that process outlives its owner for so many idle seconds where that is
+    supported (POSIX); else it ends with its owner (the window)."""
+    if settings.answer_model == SERVER:
+        from desktop_app.core.models.server_client import ServerGenerator
+
+        return ServerGenerator(
+            settings.server_url, settings.server_model,
+            api_key=load_server_key(), context_tokens=settings.context_tokens,
+        )
+    from desktop_app.core.models.worker import WorkerGenerator
+
+    path = resolve_answer_model(settings.answer_model)
+    if keep_alive_s > 0:
+        from desktop_app.core.models import keep_alive
+
+        if keep_alive.supported():
+            return keep_alive.KeepAliveGenerator(
+                path, context_tokens=settings.context_tokens, threads=settings.threads,
+                prompt_lookup=settings.prompt_lookup, idle_s=keep_alive_s, wait=False,
+            )
+    return WorkerGenerator(
+        path, context_tokens=settings.context_tokens, threads=settings.threads,
+        prompt_lookup=settings.prompt_lookup, wait=False,
+    )
 
 
 def resolve_embedder(choice: str) -> tuple[Path, Path]:
