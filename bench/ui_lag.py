@@ -38,8 +38,8 @@ def _copy(files: list[Path], dest: Path) -> Path:
 
 
 async def run_once(args: argparse.Namespace, scratch: Path) -> dict[str, object]:
-    from desktop_app.ui.app import make_knowledge_base
-    from desktop_app.ui.main_window import MainWindow
+    from desktop_app.ui.window.app import make_knowledge_base
+    from desktop_app.ui.window.main_window import MainWindow
     from tests.ui.lag_probe import LagProbe
 
     pdfs = sorted(Path(args.folder).glob("*.pdf"))

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 from desktop_app.core.types import AnswerFinished, AnswerStarted, SourcePayload, TokenDelta
-from desktop_app.ui.answer_html import DARK, read_excerpt, render_turn, waiting_words
-from desktop_app.ui.answer_model import AnswerTurn
+from desktop_app.ui.conversation.answer_html import DARK, read_excerpt, render_turn, waiting_words
+from desktop_app.ui.conversation.answer_turn import AnswerTurn
 
 TEXT = ("The committee met twice. The warranty covers the battery for eight years. "
         "Members asked for agendas. The chair thanked the volunteers.")

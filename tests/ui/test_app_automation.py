@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QColor, QImage
 
-from desktop_app.ui import app as app_module
+from desktop_app.ui.window import app as app_module
 from tests.ui.fakes import FakeKnowledgeBase
 from tests.ui.test_window_flow import warranty_answer
 

@@ -13,8 +13,8 @@ import pytest
 
 from desktop_app.core.settings import Settings
 from desktop_app.services.knowledge_base import KnowledgeBase
-from desktop_app.ui.answer_model import TurnState
-from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.conversation.answer_turn import TurnState
+from desktop_app.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.e2e
 

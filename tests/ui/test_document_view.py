@@ -9,7 +9,7 @@ import re
 
 from desktop_app.core.ingest.formats.parts import PartBuilder
 from desktop_app.core.types import DocumentPart, SourcePayload, SourceState
-from desktop_app.ui.pdf_view import PageViewer
+from desktop_app.ui.viewer.page_viewer import PageViewer
 
 
 def _parts() -> list[DocumentPart]:

@@ -11,7 +11,7 @@ from desktop_app.core import settings as settings_store
 from desktop_app.core.models import catalog as models
 from desktop_app.core.models.catalog import ModelDownloadError
 from desktop_app.core.types import DocStatus
-from desktop_app.ui import app as app_module
+from desktop_app.ui.window import app as app_module
 from tests.ggufgen import write_gguf
 from tests.ui.conftest import until
 from tests.ui.fakes import FakeInstaller, FakeKnowledgeBase

@@ -8,7 +8,7 @@ from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QMessageBox
 
 from desktop_app.core.types import ClaimVerdict, Verdict
-from desktop_app.ui.answer_model import TurnState
+from desktop_app.ui.conversation.answer_turn import TurnState
 from tests.ui.conftest import until
 from tests.ui.fakes import ScriptedAnswer, saved_record
 from tests.ui.pdfs import write_pdf

@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 
 from desktop_app.core.settings import Settings
 from desktop_app.services.knowledge_base import KnowledgeBase
-from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.e2e
 

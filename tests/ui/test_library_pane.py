@@ -12,8 +12,8 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QApplication
 
 from desktop_app.core.types import DocStatus, DocumentInfo
-from desktop_app.ui.library_model import DETAIL_ROLE, FOLDER_ROLE, PATH_ROLE, top_folders
-from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.library.tree_model import DETAIL_ROLE, FOLDER_ROLE, PATH_ROLE, top_folders
+from desktop_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import until
 from tests.ui.fakes import saved_record
 from tests.ui.test_window_flow import warranty_answer
@@ -187,7 +187,7 @@ def test_the_menu_key_opens_the_selected_rows_menu(window, fake_kb, library, run
 
 def test_a_file_indexed_through_ocr_says_how_many_pages_ocr_read(qapp) -> None:  # noqa: ANN001
     from desktop_app.core.types import FileIndexed, IndexSummary
-    from desktop_app.ui.library_model import LibraryModel
+    from desktop_app.ui.library.tree_model import LibraryModel
 
     model = LibraryModel()
     model.apply(FileIndexed(path="/lib/scan.pdf", status=DocStatus.INDEXED, pages=12, chunks=30, ocr_pages=12))

@@ -12,9 +12,9 @@ from PySide6.QtCore import Qt
 
 from desktop_app.core.settings import Settings
 from desktop_app.services.knowledge_base import KnowledgeBase
-from desktop_app.ui.answer_model import TurnState
-from desktop_app.ui.library_model import DETAIL_ROLE
-from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.conversation.answer_turn import TurnState
+from desktop_app.ui.library.tree_model import DETAIL_ROLE
+from desktop_app.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.e2e
 

@@ -10,8 +10,8 @@ from PySide6.QtCore import QRectF
 from PySide6.QtGui import QColor, QImage
 
 from desktop_app.core.types import SourcePayload, SourceState
-from desktop_app.ui.async_qt import SignalWaiter
-from desktop_app.ui.pdf_view import PageViewer
+from desktop_app.ui.qt.async_bridge import SignalWaiter
+from desktop_app.ui.viewer.page_viewer import PageViewer
 from tests.timing import within
 from tests.ui.conftest import until
 from tests.ui.fakes import payload, pypdf_passage

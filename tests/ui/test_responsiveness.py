@@ -43,7 +43,7 @@ def test_garbage_is_collected_on_the_gui_thread(qtbot, qloop, run) -> None:  # n
     import gc
     import threading
 
-    from desktop_app.ui.gc_guard import GuiThreadCollector
+    from desktop_app.ui.qt.gc_guard import GuiThreadCollector
 
     collector = GuiThreadCollector(interval_ms=20)
     collector.start()
@@ -93,8 +93,8 @@ def test_real_answer_streaming_while_indexing_does_not_stall_the_window(  # noqa
 ) -> None:
     import asyncio
 
-    from desktop_app.ui.app import make_knowledge_base
-    from desktop_app.ui.main_window import MainWindow
+    from desktop_app.ui.window.app import make_knowledge_base
+    from desktop_app.ui.window.main_window import MainWindow
     from tests.ui.conftest import until
 
     asked = _folder(tmp_path / "asked", shared_dir, ASKED)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from desktop_app.ui.text_align import align_passage, normalise
+from desktop_app.ui.viewer.passage_align import align_passage, normalise
 from tests.timing import ratio_to_calibration
 
 PDFIUM_PAGE = (

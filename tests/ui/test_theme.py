@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QFontDatabase, QTextLayout
 
-from desktop_app.ui import theme
-from desktop_app.ui.answer_html import elide
+from desktop_app.ui.conversation.answer_html import elide
+from desktop_app.ui.qt import theme
 from tests.conftest import require
 
 
@@ -40,8 +40,8 @@ def test_elide_keeps_both_ends() -> None:
 
 
 def test_while_the_model_reads_the_passages_the_answer_says_so_and_how_to_stop() -> None:
-    from desktop_app.ui.answer_html import DARK, render_turn
-    from desktop_app.ui.answer_model import AnswerTurn, TurnState
+    from desktop_app.ui.conversation.answer_html import DARK, render_turn
+    from desktop_app.ui.conversation.answer_turn import AnswerTurn, TurnState
 
     waiting = render_turn(AnswerTurn("How long is the warranty?"), 1, DARK)
     assert "the model reads them" in waiting and "Esc stops" in waiting
@@ -51,8 +51,8 @@ def test_while_the_model_reads_the_passages_the_answer_says_so_and_how_to_stop()
 
 def test_the_sources_say_what_the_glossary_added_to_the_search() -> None:
     from desktop_app.core.types import AnswerStarted, NoBasis, SourcePayload
-    from desktop_app.ui.answer_html import DARK, render_turn
-    from desktop_app.ui.answer_model import AnswerTurn
+    from desktop_app.ui.conversation.answer_html import DARK, render_turn
+    from desktop_app.ui.conversation.answer_turn import AnswerTurn
 
     source = SourcePayload("1", "c:60:2", "d", "/docs/3M_2018_10K.pdf", "3M 10-K", 60, "60",
                            "Consolidated Statement of Cash Flows", "Purchases of property, plant and equipment",

@@ -7,8 +7,8 @@ from __future__ import annotations
 from PySide6.QtWidgets import QTextBrowser
 
 from desktop_app.core.types import ClaimVerdict, TokenDelta, Verdict
-from desktop_app.ui.answer_html import Colours, render_turn
-from desktop_app.ui.answer_model import AnswerTurn, TurnState
+from desktop_app.ui.conversation.answer_html import Colours, render_turn
+from desktop_app.ui.conversation.answer_turn import AnswerTurn, TurnState
 
 TEXT = "A single-user client should keep up to 2*N connections to one server. It is fine."
 QUOTE = "A single-user client SHOULD NOT maintain more than 2 connections with any server or proxy."
@@ -84,8 +84,8 @@ def test_in_the_window_a_true_sentence_its_passage_does_not_state_is_neutral_not
     number red, the stated one green."""
     from desktop_app.core.text.markers import find_markers
     from desktop_app.core.verdicts.verify import verify_answer
-    from desktop_app.ui.answer_view import ConversationPane
-    from desktop_app.ui.theme import colours_for
+    from desktop_app.ui.conversation.pane import ConversationPane
+    from desktop_app.ui.qt.theme import colours_for
 
     verdicts = verify_answer(ANSWER, list(find_markers(ANSWER)), {"1": RFC_2616})
     assert [v.verdict for v in verdicts] == [Verdict.SUPPORTED, Verdict.NOT_CONFIRMED, Verdict.CONTRADICTED]

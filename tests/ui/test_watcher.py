@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 from desktop_app.core.ingest.changes import scan_folder
-from desktop_app.ui.watcher import FolderWatcher, snapshot
+from desktop_app.ui.library.watcher import FolderWatcher, snapshot
 from tests.pdfgen import write_pdf
 from tests.ui.conftest import until
 

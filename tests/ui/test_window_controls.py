@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QApplication, QInputDialog
 
 from desktop_app.core import settings as settings_store
 from desktop_app.core.types import DocStatus
-from desktop_app.ui.answer_model import TurnState
-from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.conversation.answer_turn import TurnState
+from desktop_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import until
 from tests.ui.test_window_flow import warranty_answer
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QRectF, QUrl
 
 from desktop_app.core.types import ClaimVerdict, SourceState, Verdict
-from desktop_app.ui.answer_model import TurnState
+from desktop_app.ui.conversation.answer_turn import TurnState
 from tests.ui.conftest import until
 from tests.ui.fakes import ScriptedAnswer, payload, pypdf_passage
 

@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     import shiboken6
     from PySide6.QtWidgets import QApplication
 
-    from desktop_app.ui import theme
-    from desktop_app.ui.gc_guard import GuiThreadCollector
+    from desktop_app.ui.qt import theme
+    from desktop_app.ui.qt.gc_guard import GuiThreadCollector
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
     assert isinstance(app, QApplication)
@@ -137,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
 
 async def _run(args: argparse.Namespace, holder: list[object]) -> int:
     from desktop_app.core import settings as settings_store
-    from desktop_app.ui.automation import AutomationPlan, run_plan
-    from desktop_app.ui.main_window import MainWindow
+    from desktop_app.ui.window.automation import AutomationPlan, run_plan
+    from desktop_app.ui.window.main_window import MainWindow
 
     # A damaged settings.toml is kept aside here, once, and the window says so.
     notice = settings_store.load_checked().notice

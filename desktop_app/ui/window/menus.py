@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QWidget
 
-from desktop_app.ui.theme import icon
+from desktop_app.ui.qt.theme import icon
 
 
 def make_action(

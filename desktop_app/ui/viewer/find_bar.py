@@ -17,7 +17,7 @@ from PySide6.QtPdf import QPdfSearchModel
 from PySide6.QtPdfWidgets import QPdfView
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from desktop_app.ui.theme import tool_button
+from desktop_app.ui.qt.theme import tool_button
 
 logger = logging.getLogger(__name__)
 

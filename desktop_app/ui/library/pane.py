@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.ui.library_model import (
+from desktop_app.ui.library.tree_model import (
     DATE_KEY_ROLE,
     DETAIL_ROLE,
     FAILED_ROLE,

@@ -23,15 +23,15 @@ from desktop_app.core.types import (
     LibraryMovedAside,
 )
 from desktop_app.services.api import KnowledgeBaseAPI
-from desktop_app.ui import dialogs
-from desktop_app.ui.answer_view import ConversationPane
-from desktop_app.ui.async_qt import TaskSet
-from desktop_app.ui.history_panel import HistoryPanel
-from desktop_app.ui.library_banner import LibraryBanner
-from desktop_app.ui.library_model import LibraryModel, top_folders
-from desktop_app.ui.pdf_view import PageViewer
-from desktop_app.ui.progress import IndexProgressWidget, summary_text
-from desktop_app.ui.watcher import FolderWatcher
+from desktop_app.ui.conversation.history_panel import HistoryPanel
+from desktop_app.ui.conversation.pane import ConversationPane
+from desktop_app.ui.library.banner import LibraryBanner
+from desktop_app.ui.library.tree_model import LibraryModel, top_folders
+from desktop_app.ui.library.watcher import FolderWatcher
+from desktop_app.ui.qt.async_bridge import TaskSet
+from desktop_app.ui.viewer.page_viewer import PageViewer
+from desktop_app.ui.window import dialogs
+from desktop_app.ui.window.index_progress import IndexProgressWidget, summary_text
 
 logger = logging.getLogger(__name__)
 

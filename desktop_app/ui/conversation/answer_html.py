@@ -19,7 +19,7 @@ from desktop_app.core.types import (
     all_unsupported,
 )
 from desktop_app.services.answer_stats import first_word_line
-from desktop_app.ui.answer_model import AnswerTurn, MarkerCluster, TurnState
+from desktop_app.ui.conversation.answer_turn import AnswerTurn, MarkerCluster, TurnState
 
 HALLUCINATED_TIP = "not among the sources given to the model"
 SUGGESTED_TIP = "inferred by Folio: the model did not cite this source; Folio suggests it"

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from desktop_app.ui.answer_model import TurnState
-from desktop_app.ui.async_qt import SignalWaiter
-from desktop_app.ui.main_window import MainWindow
+from desktop_app.ui.conversation.answer_turn import TurnState
+from desktop_app.ui.qt.async_bridge import SignalWaiter
+from desktop_app.ui.window.main_window import MainWindow
 
 logger = logging.getLogger(__name__)
 

@@ -31,26 +31,26 @@ from desktop_app.core import paths
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import IndexSummary
 from desktop_app.services.api import KnowledgeBaseAPI
-from desktop_app.ui import dialogs
-from desktop_app.ui.answer_model import AnswerTurn
-from desktop_app.ui.answer_view import ConversationPane
-from desktop_app.ui.async_qt import TaskSet
-from desktop_app.ui.citation_nav import CitationCursor
-from desktop_app.ui.first_run import FirstRunPanel
-from desktop_app.ui.history_panel import HistoryPanel
-from desktop_app.ui.library_banner import LibraryBanner
-from desktop_app.ui.library_model import LibraryModel
-from desktop_app.ui.library_pane import LibraryPane
-from desktop_app.ui.model_setup import ModelSetup
-from desktop_app.ui.pdf_view import PageViewer
-from desktop_app.ui.progress import IndexProgressWidget
-from desktop_app.ui.settings_dialog import SettingsDialog
-from desktop_app.ui.theme import icon
-from desktop_app.ui.watcher import FolderWatcher
-from desktop_app.ui.window_actions import build_actions, set_focus_order
-from desktop_app.ui.window_answers import AnswerMixin
-from desktop_app.ui.window_library import LibraryMixin
-from desktop_app.ui.window_parts import FolderDropMixin
+from desktop_app.ui.conversation.answer_turn import AnswerTurn
+from desktop_app.ui.conversation.citation_cursor import CitationCursor
+from desktop_app.ui.conversation.history_panel import HistoryPanel
+from desktop_app.ui.conversation.pane import ConversationPane
+from desktop_app.ui.library.banner import LibraryBanner
+from desktop_app.ui.library.pane import LibraryPane
+from desktop_app.ui.library.tree_model import LibraryModel
+from desktop_app.ui.library.watcher import FolderWatcher
+from desktop_app.ui.qt.async_bridge import TaskSet
+from desktop_app.ui.qt.theme import icon
+from desktop_app.ui.setup.first_run import FirstRunPanel
+from desktop_app.ui.setup.model_setup import ModelSetup
+from desktop_app.ui.setup.settings_dialog import SettingsDialog
+from desktop_app.ui.viewer.page_viewer import PageViewer
+from desktop_app.ui.window import dialogs
+from desktop_app.ui.window.actions import build_actions, set_focus_order
+from desktop_app.ui.window.answer_flow import AnswerMixin
+from desktop_app.ui.window.index_progress import IndexProgressWidget
+from desktop_app.ui.window.library_flow import LibraryMixin
+from desktop_app.ui.window.menus import FolderDropMixin
 
 logger = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import CitationStyle, ClaimVerdict, SourcePayload, SourceState, Verdict
 from desktop_app.services.api import KnowledgeBaseAPI
-from desktop_app.ui.answer_html import scope_label
-from desktop_app.ui.answer_model import AnswerTurn, Marker, TurnState
-from desktop_app.ui.async_qt import TaskSet
+from desktop_app.ui.conversation.answer_html import scope_label
+from desktop_app.ui.conversation.answer_turn import AnswerTurn, Marker, TurnState
+from desktop_app.ui.qt.async_bridge import TaskSet
 
 logger = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from desktop_app.core.types import Verdict
-from desktop_app.ui.answer_html import NO_BASIS_TEXT, VERDICT_WORDS
-from desktop_app.ui.answer_model import AnswerTurn, TurnState
+from desktop_app.ui.conversation.answer_html import NO_BASIS_TEXT, VERDICT_WORDS
+from desktop_app.ui.conversation.answer_turn import AnswerTurn, TurnState
 
 
 def _quote(text: str) -> str:

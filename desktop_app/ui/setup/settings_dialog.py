@@ -40,7 +40,7 @@ from desktop_app.core.errors import KnownError
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import CitationStyle
 from desktop_app.services import model_server, models_service
-from desktop_app.ui.async_qt import TaskSet
+from desktop_app.ui.qt.async_bridge import TaskSet
 
 logger = logging.getLogger(__name__)
 

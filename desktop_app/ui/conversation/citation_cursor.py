@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from desktop_app.core.types import SourcePayload
-from desktop_app.ui.answer_model import AnswerTurn
+from desktop_app.ui.conversation.answer_turn import AnswerTurn
 
 
 @dataclass(frozen=True)

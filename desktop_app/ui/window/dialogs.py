@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
 
 import desktop_app
-from desktop_app.ui.theme import icon
+from desktop_app.ui.qt.theme import icon
 
 
 def choose_folder(parent: QWidget, start: str, chosen: Callable[[str], None]) -> QFileDialog:

@@ -39,12 +39,12 @@ from desktop_app.core.types import (
     SourceState,
     Span,
 )
-from desktop_app.ui.answer_html import elide, esc
-from desktop_app.ui.document_view import DocumentView
-from desktop_app.ui.find_bar import FindBar
-from desktop_app.ui.pdf_canvas import HighlightPdfView
-from desktop_app.ui.text_align import align_passage
-from desktop_app.ui.theme import tool_button
+from desktop_app.ui.conversation.answer_html import elide, esc
+from desktop_app.ui.qt.theme import tool_button
+from desktop_app.ui.viewer.document_view import DocumentView
+from desktop_app.ui.viewer.find_bar import FindBar
+from desktop_app.ui.viewer.highlight_view import HighlightPdfView
+from desktop_app.ui.viewer.passage_align import align_passage
 
 logger = logging.getLogger(__name__)
 

@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.types import AnswerEvent
-from desktop_app.ui.answer_html import esc, render_history, render_turn
-from desktop_app.ui.answer_model import AnswerTurn
-from desktop_app.ui.theme import colours_for, icon
+from desktop_app.ui.conversation.answer_html import esc, render_history, render_turn
+from desktop_app.ui.conversation.answer_turn import AnswerTurn
+from desktop_app.ui.qt.theme import colours_for, icon
 
 logger = logging.getLogger(__name__)
 

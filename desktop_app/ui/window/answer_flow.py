@@ -17,16 +17,17 @@ from pathlib import Path
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import AnswerFailed, AnswerFinished, OcrLine, SourcePayload, SourceState
 from desktop_app.services.api import KnowledgeBaseAPI
-from desktop_app.ui import check_dialog, dialogs
-from desktop_app.ui.answer_model import AnswerTurn, TurnState
-from desktop_app.ui.answer_view import ConversationPane
-from desktop_app.ui.async_qt import TaskSet
-from desktop_app.ui.check_turn import check_turn
-from desktop_app.ui.citation_nav import CitationCursor
-from desktop_app.ui.export import conversation_to_markdown
-from desktop_app.ui.history_panel import HistoryPanel
-from desktop_app.ui.library_model import LibraryModel
-from desktop_app.ui.pdf_view import PageViewer
+from desktop_app.ui.conversation import check_dialog
+from desktop_app.ui.conversation.answer_turn import AnswerTurn, TurnState
+from desktop_app.ui.conversation.check_turn import check_turn
+from desktop_app.ui.conversation.citation_cursor import CitationCursor
+from desktop_app.ui.conversation.history_panel import HistoryPanel
+from desktop_app.ui.conversation.markdown_export import conversation_to_markdown
+from desktop_app.ui.conversation.pane import ConversationPane
+from desktop_app.ui.library.tree_model import LibraryModel
+from desktop_app.ui.qt.async_bridge import TaskSet
+from desktop_app.ui.viewer.page_viewer import PageViewer
+from desktop_app.ui.window import dialogs
 
 logger = logging.getLogger(__name__)
 

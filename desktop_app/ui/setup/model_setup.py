@@ -24,7 +24,7 @@ from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
 from desktop_app.services import models_service
 from desktop_app.services.models_service import Installer, ModelCheck, ModelInstall, write_samples
-from desktop_app.ui.first_run import FirstRunPanel, InstallDialog
+from desktop_app.ui.setup.first_run import FirstRunPanel, InstallDialog
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from desktop_app.core.types import ClaimVerdict, SourcePayload, Verdict
-from desktop_app.ui.answer_model import AnswerTurn, Marker, TurnState
+from desktop_app.ui.conversation.answer_turn import AnswerTurn, Marker, TurnState
 
 CHECK_PREFIX = "Check: "
 

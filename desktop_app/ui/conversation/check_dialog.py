@@ -24,8 +24,8 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import AnswerFailed
-from desktop_app.ui.answer_model import AnswerTurn, TurnState
-from desktop_app.ui.check_turn import CheckedTurn
+from desktop_app.ui.conversation.answer_turn import AnswerTurn, TurnState
+from desktop_app.ui.conversation.check_turn import CheckedTurn
 
 logger = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
-from desktop_app.ui.window_parts import install_menus, make_action
+from desktop_app.ui.window.menus import install_menus, make_action
 
 
 class ActionHost(Protocol):
