@@ -21,7 +21,7 @@ from desktop_app.ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DOCS = ("en_gov_dmca_summary.pdf", "en_gov_senate_expenditures.pdf")
 HOLDER = """
 import sys, time

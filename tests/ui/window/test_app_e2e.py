@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 
 from tests.ui.pdfs import make_library
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def run_folio(

@@ -18,7 +18,7 @@ from desktop_app.ui.conversation.check_dialog import CheckTextDialog
 from desktop_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import until
 from tests.ui.pdfs import make_library
-from tests.ui.test_window_flow import glyph_boxes
+from tests.ui.window.test_window_flow import glyph_boxes
 
 DRAFT = """# Notes on the pump
 

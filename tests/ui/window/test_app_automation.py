@@ -8,7 +8,7 @@ from PySide6.QtGui import QColor, QImage
 
 from desktop_app.ui.window import app as app_module
 from tests.ui.fakes import FakeKnowledgeBase
-from tests.ui.test_window_flow import warranty_answer
+from tests.ui.window.test_window_flow import warranty_answer
 
 
 @pytest.fixture

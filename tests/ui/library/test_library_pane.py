@@ -16,7 +16,7 @@ from desktop_app.ui.library.tree_model import DETAIL_ROLE, FOLDER_ROLE, PATH_ROL
 from desktop_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import until
 from tests.ui.fakes import saved_record
-from tests.ui.test_window_flow import warranty_answer
+from tests.ui.window.test_window_flow import warranty_answer
 
 
 def nested_library(library: dict, tmp_path: Path) -> Path:  # noqa: ANN001 (GeneratedPdf values)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from desktop_app.core.samples.pdfs import write_samples
 from desktop_app.ui.setup.first_run import InstallDialog
 from tests.ui.conftest import until
-from tests.ui.test_window_flow import warranty_answer
+from tests.ui.window.test_window_flow import warranty_answer
 
 
 @pytest.fixture

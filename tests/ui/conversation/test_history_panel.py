@@ -12,7 +12,7 @@ from desktop_app.ui.conversation.answer_turn import TurnState
 from tests.ui.conftest import until
 from tests.ui.fakes import ScriptedAnswer, saved_record
 from tests.ui.pdfs import write_pdf
-from tests.ui.test_window_flow import ANSWER, warranty_answer
+from tests.ui.window.test_window_flow import ANSWER, warranty_answer
 
 QUESTION = "How long is the pump warranty?"
 

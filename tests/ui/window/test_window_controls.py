@@ -14,7 +14,7 @@ from desktop_app.core.types import DocStatus
 from desktop_app.ui.conversation.answer_turn import TurnState
 from desktop_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import until
-from tests.ui.test_window_flow import warranty_answer
+from tests.ui.window.test_window_flow import warranty_answer
 
 
 def press(widget, key: Qt.Key, modifiers=Qt.KeyboardModifier.NoModifier) -> None:  # noqa: ANN001

@@ -9,7 +9,7 @@ from PySide6.QtGui import QKeySequence
 
 from tests.ui.conftest import until
 from tests.ui.fakes import ScriptedAnswer, saved_record
-from tests.ui.test_window_flow import warranty_answer
+from tests.ui.window.test_window_flow import warranty_answer
 
 
 def ask(window, run, question: str):  # noqa: ANN001, ANN201
