@@ -8,9 +8,6 @@ gives them a dashed underline, which Qt's HTML subset cannot express).
 
 from __future__ import annotations
 
-import html
-from dataclasses import dataclass
-
 from desktop_app.core.types import (
     ClaimVerdict,
     SourcePayload,
@@ -20,6 +17,8 @@ from desktop_app.core.types import (
 )
 from desktop_app.services.answer_stats import first_word_line
 from desktop_app.ui.conversation.answer_turn import AnswerTurn, MarkerCluster, TurnState
+from desktop_app.ui.qt.palette import Colours
+from desktop_app.ui.qt.rich_text import elide, esc, first_words, plain
 
 HALLUCINATED_TIP = "not among the sources given to the model"
 SUGGESTED_TIP = "inferred by Folio: the model did not cite this source; Folio suggests it"
@@ -44,76 +43,6 @@ LEGEND = (
     "Underline: green = supported, red = contradicted (the passage says otherwise), "
     "blue-grey = not confirmed (the cited passage does not state it), grey = no citation"
 )
-
-
-@dataclass(frozen=True)
-class Colours:
-    """Colour names derived from the window palette (light or dark)."""
-
-    text: str = "#1f1f1f"
-    muted: str = "#6b6b6b"
-    link: str = "#1a56b0"
-    chip_bg: str = "#dce8fb"
-    chip_fg: str = "#1a4f9c"
-    suggest_bg: str = "#f3ecfb"
-    suggest_fg: str = "#6a3fa0"
-    bad: str = "#c62828"
-    banner_bg: str = "#fff4d6"
-    banner_fg: str = "#6b4b00"
-    question_bg: str = "#eef1f5"
-    supported: str = "#2e7d32"
-    not_confirmed: str = "#5b7fa6"  # neutral: neither green nor red, nor the uncited grey
-    contradicted: str = "#c62828"
-    uncited: str = "#8a8a8a"
-
-    def verdict(self, verdict: Verdict) -> str | None:
-        return {
-            Verdict.SUPPORTED: self.supported,
-            Verdict.NOT_CONFIRMED: self.not_confirmed,
-            Verdict.CONTRADICTED: self.contradicted,
-            Verdict.UNCITED: self.uncited,
-        }.get(verdict)
-
-
-DARK = Colours(
-    text="#e6e6e6",
-    muted="#a0a0a0",
-    link="#8ab4f8",
-    chip_bg="#2b3f5e",
-    chip_fg="#cfe0ff",
-    suggest_bg="#3a2d4d",
-    suggest_fg="#dcc8f5",
-    bad="#ff6b6b",
-    banner_bg="#4a3b12",
-    banner_fg="#ffe2a0",
-    question_bg="#2d3137",
-    supported="#66bb6a",
-    not_confirmed="#8fb3d9",
-    contradicted="#ff6b6b",
-    uncited="#9e9e9e",
-)
-
-
-def esc(text: str) -> str:
-    return html.escape(text, quote=True)
-
-
-def plain(text: str) -> str:
-    """Escape answer text, keeping its line breaks."""
-    return esc(text).replace("\r\n", "\n").replace("\n", "<br/>")
-
-
-def first_words(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
-
-
-def elide(text: str, limit: int) -> str:
-    """Shorten ``text`` in the middle (headings keep their start and their last level)."""
-    if limit <= 0 or len(text) <= limit:
-        return text
-    head = (limit - 1) // 2
-    return text[:head].rstrip() + "…" + text[len(text) - (limit - 1 - head) :].lstrip()
 
 
 def source_line(source: SourcePayload, limit: int = 0) -> str:
@@ -289,10 +218,10 @@ def _answer_body(turn: AnswerTurn, number: int, colours: Colours) -> str:
             out.extend(_suggestion_chip(turn, v, number, colours) for v in suggestions.pop(start))
         if start < skip_to or start >= len(text):
             continue
-        cluster = clusters.get(start)
-        if cluster is not None:
-            out.append(_cluster_html(turn, cluster, number, colours))
-            skip_to = cluster.end
+        at = clusters.get(start)
+        if at is not None:
+            out.append(_cluster_html(turn, at, number, colours))
+            skip_to = at.end
             continue
         out.append(_text_html(text[start:end], _verdict_at(verdicts, start), colours))
     for pending in suggestions.values():

@@ -31,8 +31,9 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.types import AnswerEvent
-from desktop_app.ui.conversation.answer_html import esc, render_history, render_turn
+from desktop_app.ui.conversation.answer_html import render_history, render_turn
 from desktop_app.ui.conversation.answer_turn import AnswerTurn
+from desktop_app.ui.qt.rich_text import esc
 from desktop_app.ui.qt.theme import colours_for, icon
 
 logger = logging.getLogger(__name__)

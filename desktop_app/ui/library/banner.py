@@ -23,7 +23,7 @@ from desktop_app.core.errors import (
     LibraryDamagedError,
     NotALibraryError,
 )
-from desktop_app.ui.conversation.answer_html import esc
+from desktop_app.ui.qt.rich_text import esc
 
 
 class LibraryBanner(QFrame):

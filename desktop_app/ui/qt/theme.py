@@ -12,7 +12,7 @@ from PySide6.QtGui import QFont, QFontDatabase, QFontInfo, QGuiApplication, QIco
 from PySide6.QtWidgets import QToolButton, QWidget
 
 from desktop_app.core import paths
-from desktop_app.ui.conversation.answer_html import DARK, Colours
+from desktop_app.ui.qt.palette import DARK, Colours
 
 logger = logging.getLogger(__name__)
 qt_logger = logging.getLogger("qt")

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.services.models_service import InstallProgress, InstallStep, ModelCheck, human_size
-from desktop_app.ui.conversation.answer_html import esc
+from desktop_app.ui.qt.rich_text import esc
 
 logger = logging.getLogger(__name__)
 

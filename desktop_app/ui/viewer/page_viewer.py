@@ -39,7 +39,7 @@ from desktop_app.core.types import (
     SourceState,
     Span,
 )
-from desktop_app.ui.conversation.answer_html import elide, esc
+from desktop_app.ui.qt.rich_text import elide, esc
 from desktop_app.ui.qt.theme import tool_button
 from desktop_app.ui.viewer.document_view import DocumentView
 from desktop_app.ui.viewer.find_bar import FindBar

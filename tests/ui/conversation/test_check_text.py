@@ -12,9 +12,9 @@ from PySide6.QtCore import QUrl
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import Verdict
 from desktop_app.services.knowledge_base import KnowledgeBase
-from desktop_app.ui.conversation.answer_html import Colours
 from desktop_app.ui.conversation.answer_turn import TurnState
 from desktop_app.ui.conversation.check_dialog import CheckTextDialog
+from desktop_app.ui.qt.palette import Colours
 from desktop_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import until
 from tests.ui.pdfs import make_library

@@ -7,8 +7,9 @@ from __future__ import annotations
 from PySide6.QtWidgets import QTextBrowser
 
 from desktop_app.core.types import ClaimVerdict, TokenDelta, Verdict
-from desktop_app.ui.conversation.answer_html import Colours, render_turn
+from desktop_app.ui.conversation.answer_html import render_turn
 from desktop_app.ui.conversation.answer_turn import AnswerTurn, TurnState
+from desktop_app.ui.qt.palette import Colours
 
 TEXT = "A single-user client should keep up to 2*N connections to one server. It is fine."
 QUOTE = "A single-user client SHOULD NOT maintain more than 2 connections with any server or proxy."

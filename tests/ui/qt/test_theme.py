@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QFontDatabase, QTextLayout
 
-from desktop_app.ui.conversation.answer_html import elide
 from desktop_app.ui.qt import theme
+from desktop_app.ui.qt.rich_text import elide
 from tests.conftest import require
 
 
