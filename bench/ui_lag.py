@@ -5,7 +5,7 @@ real window, the real facade, the real embedder and GGUF). Three workloads: inde
 folder, streaming an answer, and both at once (an answer asked while a second folder
 indexes). Prints p50 / p95 / p99 / max overshoot per workload for each of --repeats runs and
 their medians, and the same probe's figures over 3 s of the idle window (what the
-machine's load alone costs a tick). tests/ui/test_responsiveness.py bounds the p95 of
+machine's load alone costs a tick). tests/ui/window/test_responsiveness.py bounds the p95 of
 "both" by 25 ms + 3 x the idle p95.
 
     FOLIO_MODELS_DIR=.folio-home/data/models .venv/bin/python bench/ui_lag.py \
@@ -38,8 +38,8 @@ def _copy(files: list[Path], dest: Path) -> Path:
 
 
 async def run_once(args: argparse.Namespace, scratch: Path) -> dict[str, object]:
-    from desktop_app.ui.app import make_knowledge_base
-    from desktop_app.ui.main_window import MainWindow
+    from desktop_app.ui.window.app import make_knowledge_base
+    from desktop_app.ui.window.main_window import MainWindow
     from tests.ui.lag_probe import LagProbe
 
     pdfs = sorted(Path(args.folder).glob("*.pdf"))

@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         from desktop_app.cli import main as cli_main
 
         return cli_main(argv)
-    from desktop_app.ui.app import main as gui_main
+    from desktop_app.ui.window.app import main as gui_main
 
     return gui_main(argv)
 

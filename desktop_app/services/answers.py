@@ -19,7 +19,9 @@ from desktop_app.core.types import (
     FirstWordClock,
     JsonObject,
 )
-from desktop_app.services.area import Area
+from desktop_app.services.area import Area, Root
+from desktop_app.services.library import LibraryService
+from desktop_app.services.model_runtime import ModelService
 
 if TYPE_CHECKING:
     from desktop_app.core.answer.followup import Conversation
@@ -28,6 +30,11 @@ logger = logging.getLogger(__name__)
 
 
 class AnswersService(Area):
+    def __init__(self, kb: Root, library: LibraryService, models: ModelService) -> None:
+        super().__init__(kb)
+        self._library = library  # a question's scope
+        self._models = models  # the answer model
+
     def conversation_of(self, follow_up: str, question: str, searched: str | None = None,
                         ) -> tuple[Conversation, tuple[str, ...]]:
         """The conversation a question asked after the saved answer ``follow_up`` continues:
@@ -68,7 +75,7 @@ class AnswersService(Area):
         def work(emit: Callable[[AnswerEvent], None], cancelled: Callable[[], bool]) -> None:
             clock = FirstWordClock(asked)
             clock.add("model_busy_s", time.perf_counter() - asked)  # the model's thread was priming
-            generator = self._kb.models.for_answer(settings, clock, cancelled)
+            generator = self._models.for_answer(settings, clock, cancelled)
 
             try:
                 conversation, asked_within = None, tuple(str(p) for p in scope)
@@ -85,7 +92,7 @@ class AnswersService(Area):
                 with clock.timing("embedder_load_s"):
                     self.embedder  # noqa: B018
                 retriever = self.retriever
-                within = self._kb.library.within(asked_within)
+                within = self._library.within(asked_within)
             except KnownError as exc:
                 emit(AnswerFailed(error=str(exc), known=True))
                 return

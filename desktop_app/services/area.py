@@ -1,10 +1,11 @@
 """What every area service of the facade shares: the root's parts and its thread bridge.
 Qt-free.
 
-An area (library, answers, checking, models) is handed the root ``KnowledgeBase`` the way
-Anki's managers are handed the collection: the settings, the library and answers files,
-the embedder and the retriever are the root's (opened lazily, on worker threads), and
-work runs on the root's threads (services/bridge.py).
+An area (library, answers, checking, models) is handed the root (``KnowledgeBase``, seen
+through :class:`Root`) the way Anki's managers are handed the collection: the settings,
+the library and answers files, the embedder and the retriever are the root's (opened
+lazily, on worker threads), and work runs on the root's threads (services/bridge.py). An
+area that needs another is handed it by the root, so no area imports the root.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     import threading
@@ -21,14 +22,32 @@ if TYPE_CHECKING:
     from desktop_app.core.library.store import Store
     from desktop_app.core.settings import Settings
     from desktop_app.core.stages import Embedder, Retriever
-    from desktop_app.services.knowledge_base import KnowledgeBase
+    from desktop_app.services.bridge import ThreadBridge
 
 T = TypeVar("T")
 E = TypeVar("E")
 
 
+class Root(Protocol):
+    """What an area reads of the root: its shared parts and its threads."""
+
+    settings: Settings
+    db_path: Path
+    bridge: ThreadBridge
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def archive(self) -> AnswerArchive: ...
+    @property
+    def embedder(self) -> Embedder: ...
+    @property
+    def retriever(self) -> Retriever: ...
+    def drop_store(self) -> None: ...
+
+
 class Area:
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: Root) -> None:
         self._kb = kb
 
     @property
@@ -56,7 +75,7 @@ class Area:
         return self._kb.retriever
 
     def _drop_store(self) -> None:
-        self._kb._drop_store()
+        self._kb.drop_store()
 
     # ------------------------------------------------------------------ the root's threads
 

@@ -27,7 +27,8 @@ from desktop_app.core.verdicts import (
     read_text,
 )
 from desktop_app.core.verdicts import check_text as check_document
-from desktop_app.services.area import Area
+from desktop_app.services.area import Area, Root
+from desktop_app.services.model_runtime import ModelService
 
 __all__ = ["CheckEvent", "CheckFinished", "CheckingService", "SentenceCheck", "TextToCheck", "check_claims",
            "check_text"]
@@ -78,6 +79,10 @@ def check_claims(lines: Iterable[str], emit: Callable[[JsonObject], None], cance
 
 
 class CheckingService(Area):
+    def __init__(self, kb: Root, models: ModelService) -> None:
+        super().__init__(kb)
+        self._models = models  # the judge is the answer model
+
     async def check_text(self, text: str, name: str = "", judge: bool | None = None) -> AsyncIterator[CheckEvent]:
         """Check each sentence of ``text`` (an exported answer, Markdown or plain text)
         against the library: the text as read, then a verdict event per sentence with its
@@ -113,7 +118,7 @@ class CheckingService(Area):
         if not wanted:
             return None
         try:
-            generator = self._kb.models.generator()
+            generator = self._models.generator()
         except KnownError as exc:
             if required:
                 raise

@@ -82,9 +82,9 @@ class KnowledgeBase:
         self._archive_lock = threading.Lock()
         self.bridge = ThreadBridge(self._known)
         self.library = LibraryService(self)
-        self.answers = AnswersService(self)
-        self.checking = CheckingService(self)
         self.models = ModelService(self, generator, keep_model_s)
+        self.answers = AnswersService(self, self.library, self.models)
+        self.checking = CheckingService(self, self.models)
 
     # ------------------------------------------------------------------ lazy parts (worker threads)
 
@@ -113,12 +113,12 @@ class KnowledgeBase:
         if known is None:
             return exc
         if isinstance(known, LibraryError | DiskFullError) or "invalidated" in str(exc):
-            self._drop_store()
+            self.drop_store()
         if known is not exc:
             logger.info("%s failed: %s", doing, exc, exc_info=exc)  # the log keeps the detail
         return known
 
-    def _drop_store(self) -> None:
+    def drop_store(self) -> None:
         with self._lock:
             store, self._store, self._retriever = self._store, None, None
         if store is not None:

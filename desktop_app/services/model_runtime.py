@@ -17,16 +17,15 @@ from desktop_app.core.settings import Settings
 from desktop_app.core.stages import Generator
 from desktop_app.core.text import lang
 from desktop_app.core.types import CitationStyle, FirstWordClock
-from desktop_app.services.area import Area
+from desktop_app.services.area import Area, Root
 
 if TYPE_CHECKING:
     from desktop_app.core.models.worker import WorkerGenerator
-    from desktop_app.services.knowledge_base import KnowledgeBase
 
 logger = logging.getLogger(__name__)
 
 class ModelService(Area):
-    def __init__(self, kb: KnowledgeBase, generator: Generator | None = None, keep_model_s: float = 0.0) -> None:
+    def __init__(self, kb: Root, generator: Generator | None = None, keep_model_s: float = 0.0) -> None:
         super().__init__(kb)
         # The command line's answer model outlives the command for this many idle seconds
         # (core/models/keep_alive.py); 0: a process of its own, ended with the facade (the window).

@@ -4,6 +4,6 @@ Importing this package first applies the PySide6 workaround in ``compat`` (it mu
 before PySide6 has made a few thousand calls).
 """
 
-from desktop_app.ui.compat import keep_singletons_alive
+from desktop_app.ui.qt.compat import keep_singletons_alive
 
 keep_singletons_alive()

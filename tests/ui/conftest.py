@@ -95,7 +95,7 @@ def fake_kb() -> FakeKnowledgeBase:
 
 @pytest.fixture
 def window(qtbot, qloop, fake_kb):  # noqa: ANN001, ANN201
-    from desktop_app.ui.main_window import MainWindow
+    from desktop_app.ui.window.main_window import MainWindow
 
     win = MainWindow(fake_kb)
     qtbot.addWidget(win)
