@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
     QMenu,
     QStyle,
@@ -52,6 +53,11 @@ logger = logging.getLogger(__name__)
 
 SORTS = {"Name": NAME_KEY_ROLE, "Date": DATE_KEY_ROLE, "Status": STATUS_KEY_ROLE}
 FAILED_COLOUR = "#c62828"
+# What the pane says instead of a blank tree: no folder opened yet, or nothing matches.
+EMPTY_HINT = ("No folder opened yet. Open a folder of documents (File ▸ Open Folder…, Ctrl+O) "
+              "and Folio indexes it: PDF, scans, Word, OpenDocument, PowerPoint, HTML, EPUB, "
+              "Markdown and text files. File ▸ Open Sample Folder shows how it works.")
+NO_MATCH_HINT = "No document's title or file name holds every word of the filter."
 PADDING = 4
 
 
@@ -233,8 +239,27 @@ class LibraryPane(QWidget):
         layout.setSpacing(2)
         layout.addLayout(tools)
         layout.addWidget(self.view, 1)
+        self.hint = QLabel(self)  # instead of a blank tree: what to do first, or why it is empty
+        self.hint.setWordWrap(True)
+        self.hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.hint.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.hint.setContentsMargins(PADDING, PADDING * 2, PADDING, PADDING)
+        self.hint.setAccessibleName("Library hint")
+        layout.addWidget(self.hint)
+        for signal in (self.proxy.rowsInserted, self.proxy.rowsRemoved, self.proxy.modelReset,
+                       self.proxy.layoutChanged):
+            signal.connect(self._show_hint)
+        self._show_hint()
         self.menu: QMenu | None = None  # the last context menu shown (tests trigger its actions)
         self._expanded_before: set[str] | None = None  # open folders when filtering began
+
+    def _show_hint(self, *_: object) -> None:
+        """The hint above the tree while it shows no row: no folder yet, or a filter
+        nothing matches."""
+        empty = self.proxy.rowCount(QModelIndex()) == 0
+        if empty:
+            self.hint.setText(NO_MATCH_HINT if self.model.rowCount(QModelIndex()) else EMPTY_HINT)
+        self.hint.setVisible(empty)
 
     # ------------------------------------------------------------------ lookup
 

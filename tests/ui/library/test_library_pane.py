@@ -12,6 +12,7 @@ from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QApplication
 
 from desktop_app.core.types import DocStatus, DocumentInfo
+from desktop_app.ui.library.pane import EMPTY_HINT, NO_MATCH_HINT
 from desktop_app.ui.library.tree_model import DETAIL_ROLE, FOLDER_ROLE, PATH_ROLE, top_folders
 from desktop_app.ui.window.main_window import MainWindow
 from tests.ui.conftest import until
@@ -219,3 +220,15 @@ def test_top_folders_are_the_outermost_folders_of_the_files() -> None:
     assert top_folders(["/a/b/x.pdf", "/a/b/c/y.pdf", "/a/z.pdf", "/d/w.pdf"]) == ["/a", "/d"]
     assert top_folders(["/a/b/x.pdf", "/a/bc/y.pdf"]) == ["/a/b", "/a/bc"]
     assert top_folders([]) == []
+
+
+def test_an_empty_library_says_what_to_do_and_a_filter_that_matches_nothing_says_so(window, fake_kb, library, run, tmp_path) -> None:  # noqa: ANN001
+    pane = window.library_pane
+    assert pane.hint.isVisibleTo(pane) and pane.hint.text() == EMPTY_HINT
+    assert "Open Folder" in pane.hint.text() and "Ctrl+O" in pane.hint.text()
+    run(window.open_folder(str(nested_library(library, tmp_path))))
+    assert not pane.hint.isVisibleTo(pane)
+    pane.filter_box.setText("no-such-title-anywhere")
+    assert pane.hint.isVisibleTo(pane) and pane.hint.text() == NO_MATCH_HINT
+    pane.filter_box.clear()
+    assert not pane.hint.isVisibleTo(pane) and pane.visible_paths()
