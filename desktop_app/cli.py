@@ -36,6 +36,7 @@ from desktop_app.core.types import (
     CitationStyle,
     ClaimVerdict,
     FileIndexed,
+    HistoryEntry,
     IndexProgress,
     IndexSummary,
     LibraryMovedAside,
@@ -369,17 +370,17 @@ async def _history(args: argparse.Namespace) -> int:
     finally:
         await kb.close()
     if args.json:
-        _print_json(rows)
+        _print_json([row.to_json() for row in rows])
         return 0
     # Newest conversation first; its turns in the order they were asked, indented.
-    conversations: dict[str, list[Any]] = {}
+    conversations: dict[str, list[HistoryEntry]] = {}
     for row in rows:
-        conversations.setdefault(row.get("conversation_id") or row["answer_id"], []).append(row)
+        conversations.setdefault(row.conversation_id or row.answer_id, []).append(row)
     for turns in conversations.values():
         for n, row in enumerate(reversed(turns)):
-            within = f"  (within {', '.join(row['scope'])})" if row.get("scope") and n == 0 else ""
+            within = f"  (within {', '.join(row.scope)})" if row.scope and n == 0 else ""
             lead = "" if n == 0 else "  ↳ "
-            print(f"{row['answer_id'][:12]}  {row['created_at'][:19]}  {row['status']:<9} {lead}{row['question']}{within}")
+            print(f"{row.answer_id[:12]}  {row.created_at[:19]}  {row.status:<9} {lead}{row.question}{within}")
     return 0
 
 

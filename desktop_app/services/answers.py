@@ -17,7 +17,8 @@ from desktop_app.core.types import (
     AnswerFailed,
     AnswerFinished,
     FirstWordClock,
-    JsonObject,
+    HistoryEntry,
+    SavedAnswer,
 )
 from desktop_app.services.area import Area, Root
 from desktop_app.services.library import LibraryService
@@ -47,14 +48,12 @@ class AnswersService(Area):
         if record is None:
             raise KnownError(f"No saved answer {follow_up} to follow up.",
                              "Name an answer id from `folio history` (or --json's answer_started).")
-        turns = self.archive.conversation(str(record["conversation_id"]))
-        ids = [str(t["answer_id"]) for t in turns]
-        turns = turns[: ids.index(record["answer_id"]) + 1] if record["answer_id"] in ids else [record]
-        previous = [str(t.get("searched") or t["question"]) for t in turns]
-        chosen = (searched or "").strip() or followup.standalone(question, previous).searched
-        return (followup.Conversation(str(record["conversation_id"]),
-                                      tuple((str(t["question"]), str(t["text"])) for t in turns), chosen),
-                tuple(record.get("scope") or ()))
+        turns = self.archive.conversation(record.conversation)
+        ids = [t.answer_id for t in turns]
+        turns = turns[: ids.index(record.answer_id) + 1] if record.answer_id in ids else [record]
+        chosen = (searched or "").strip() or followup.standalone(question, [t.asked for t in turns]).searched
+        return (followup.Conversation(record.conversation, tuple((t.question, t.text) for t in turns), chosen),
+                record.scope)
 
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
@@ -117,21 +116,21 @@ class AnswersService(Area):
         async for event in self._stream(self._llm_pool, work):
             yield event
 
-    async def history(self) -> list[JsonObject]:
+    async def history(self) -> list[HistoryEntry]:
         """Saved answers, from their own file: they list while another process holds the
         index, and after the index is lost."""
         return await self._call(self._query_pool, lambda: self.archive.answers())
 
-    async def conversation(self, answer_id: str) -> list[JsonObject]:
+    async def conversation(self, answer_id: str) -> list[SavedAnswer]:
         """Every saved answer of the conversation ``answer_id`` belongs to, oldest first,
         each with its sources' state as of now (empty: no such answer)."""
         from desktop_app.core.library.history import annotate_staleness
 
-        def read() -> list[JsonObject]:
+        def read() -> list[SavedAnswer]:
             record = self.archive.answer(answer_id)
             if record is None:
                 return []
-            turns = self.archive.conversation(str(record["conversation_id"]))
+            turns = self.archive.conversation(record.conversation)
             try:
                 store = self.store
             except KnownError as exc:
@@ -149,10 +148,10 @@ class AnswersService(Area):
         turns = await self.conversation(answer_id)
         return export_conversation(turns, fmt) if turns else None
 
-    async def answer_record(self, answer_id: str) -> JsonObject | None:
+    async def answer_record(self, answer_id: str) -> SavedAnswer | None:
         from desktop_app.core.library.history import annotate_staleness
 
-        def read() -> JsonObject | None:
+        def read() -> SavedAnswer | None:
             record = self.archive.answer(answer_id)
             if record is None:
                 return None

@@ -148,7 +148,7 @@ def test_ask_streams_citations_that_resolve_and_catches_hallucinated(folder: Pat
     prompt = gen.prompts[0][-1]["content"]
     assert "[1] (Residential Lease" in prompt and "p. 2" in prompt
     history = asyncio.run(kb.answers.history())
-    assert history[0]["answer_id"] == finished.answer_id
+    assert history[0].answer_id == finished.answer_id
     close(kb)
 
 
@@ -205,8 +205,8 @@ def test_changed_and_removed_sources_are_flagged(folder: Path, tmp_path: Path) -
     collect(kb.library.index(folder))
     assert asyncio.run(kb.library.source_state(source.chunk_id, source.doc_id)) == SourceState.REMOVED
     record = asyncio.run(kb.answers.answer_record(next(e for e in events if isinstance(e, AnswerFinished)).answer_id))
-    assert record is not None and record["source_states"]["1"] == "removed"
-    states = {s["doc_path"].rsplit("/", 1)[-1]: s["state"] for s in record["sources"]}
+    assert record is not None and record.source_states["1"] == "removed"
+    states = {s.doc_path.rsplit("/", 1)[-1]: record.state(s.id) for s in record.sources}
     assert states.get("pump.pdf", "current") == "current" and states["lease.pdf"] == "removed"
     close(kb)
 
@@ -271,7 +271,7 @@ def test_search_and_ask_within_a_file_or_folder(folder: Path, tmp_path: Path) ->
     events = collect(kb.answers.ask("How long to report damage to the landlord?", scope=[str(pump)]))
     started = next(e for e in events if isinstance(e, AnswerStarted))
     assert started.scope == (str(pump),) and all(Path(s.doc_path).name == "pump.pdf" for s in started.sources)
-    assert asyncio.run(kb.answers.history())[0]["scope"] == [str(pump)]
+    assert asyncio.run(kb.answers.history())[0].scope == (str(pump),)
     with pytest.raises(KnownError, match="holds no document of the library"):
         asyncio.run(kb.library.search("damage", 3, scope=[tmp_path / "elsewhere"]))
     failed = collect(kb.answers.ask("damage?", scope=[tmp_path / "elsewhere"]))

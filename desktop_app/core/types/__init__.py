@@ -60,7 +60,13 @@ from desktop_app.core.types.generation import (
     GenerationStats,
     Steering,
 )
-from desktop_app.core.types.records import AnswerStatus
+from desktop_app.core.types.records import (
+    AnswerStatus,
+    HistoryEntry,
+    SavedAnswer,
+    claim_from_json,
+    source_from_json,
+)
 from desktop_app.core.types.retrieval import Citations, Retrieval
 from desktop_app.core.types.verdicts import (
     CONFLICT_KINDS,
@@ -76,8 +82,8 @@ __all__ = [
     "SECTION_SEPARATOR", "TABLE_CELL_SEPARATOR",
     "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerStarted", "AnswerStatus", "BlockKind",
     "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "ConflictKind", "DocStatus", "DocumentInfo",
-    "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "FirstWordClock", "GenerationStats",
+    "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "FirstWordClock", "GenerationStats", "HistoryEntry",
     "IndexEvent", "IndexProgress", "IndexSummary", "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine",
-    "PageQuality", "PageText", "Passage", "Retrieval", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
-    "TextBlock", "TextRun", "TokenDelta", "Verdict", "all_unsupported", "is_document_file", "is_hidden", "locate",
+    "PageQuality", "PageText", "Passage", "Retrieval", "SavedAnswer", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
+    "TextBlock", "TextRun", "TokenDelta", "Verdict", "all_unsupported", "claim_from_json", "is_document_file", "is_hidden", "locate", "source_from_json",
 ]
