@@ -263,7 +263,7 @@ class FakeAnswers:
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
         scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
-        replaces: str | None = None,
+        replaces: str | None = None, quote_only: bool = False,
     ) -> AsyncIterator[AnswerEvent]:
         self.kb._cancelled = False
         self.kb.questions.append(question)

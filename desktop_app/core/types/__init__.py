@@ -39,6 +39,7 @@ from desktop_app.core.types.events import (
     AnswerEvent,
     AnswerFailed,
     AnswerFinished,
+    AnswerQuoted,
     AnswerStarted,
     CheckFinished,
     CitationFound,
@@ -49,6 +50,7 @@ from desktop_app.core.types.events import (
     IndexSummary,
     LibraryMovedAside,
     NoBasis,
+    QuotePayload,
     SentenceCheck,
     SourcePayload,
     TokenDelta,
@@ -67,7 +69,7 @@ from desktop_app.core.types.records import (
     claim_from_json,
     source_from_json,
 )
-from desktop_app.core.types.retrieval import Citations, Retrieval
+from desktop_app.core.types.retrieval import Citations, Quote, Retrieval, SourcePage
 from desktop_app.core.types.verdicts import (
     CONFLICT_KINDS,
     LEGACY_NOT_CONFIRMED,
@@ -80,10 +82,10 @@ from desktop_app.core.types.verdicts import (
 __all__ = [
     "CONFLICT_KINDS", "DOCUMENT_SUFFIXES", "FIRST_WORD_STEP_NAMES", "FIRST_WORD_STEPS", "LEGACY_NOT_CONFIRMED", "PDF_FORMAT",
     "SECTION_SEPARATOR", "TABLE_CELL_SEPARATOR",
-    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerStarted", "AnswerStatus", "BlockKind",
+    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerQuoted", "QuotePayload", "AnswerStarted", "AnswerStatus", "BlockKind",
     "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "ConflictKind", "DocStatus", "DocumentInfo",
     "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "FirstWordClock", "GenerationStats", "HistoryEntry",
     "IndexEvent", "IndexProgress", "IndexSummary", "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine",
-    "PageQuality", "PageText", "Passage", "Retrieval", "SavedAnswer", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
+    "PageQuality", "PageText", "Passage", "Quote", "Retrieval", "SourcePage", "SavedAnswer", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
     "TextBlock", "TextRun", "TokenDelta", "Verdict", "all_unsupported", "claim_from_json", "is_document_file", "is_hidden", "locate", "source_from_json",
 ]
