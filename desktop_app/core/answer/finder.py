@@ -114,6 +114,7 @@ def question_kind(question: str, language: str) -> str:
 _YEAR = re.compile(r"(?<!\d)(?:1[5-9]\d\d|20\d\d)(?!\d)")
 _NUMERIC_DATE = re.compile(r"(?<!\d)\d{1,4}[./-]\d{1,2}[./-]\d{1,4}(?!\d)|\d+\s*[年月日号]")
 _DIGIT = re.compile(r"\d")
+_FIGURE = re.compile(r"\[?\d[\d,.]*%?\]?")
 _QUOTED = re.compile(r"[\"“„«「『][^\"”“«»」』]{2,60}[\"”“»」』]")
 _CAPITALISED = re.compile(r"(?<=[\w,;:)] )[A-Z][\w&.-]+")
 
@@ -142,17 +143,34 @@ def _numerals() -> re.Pattern[str]:
     return re.compile("|".join(parts) if parts else r"(?!)")
 
 
-def gives(kind: str, sentence: str, question_numbers: Sequence[str] = ()) -> float:
+def _counts_a_term(sentence: str, wanted: frozenset[str], question_numbers: Sequence[str]) -> bool:
+    """Whether a number of ``sentence`` (not one the question names) counts one of the
+    question's terms: "more than 2 connections", "10 Euro", "1.48 倍"."""
+    for match in _FIGURE.finditer(sentence):
+        if match.group().strip("[]") in question_numbers or match.group().startswith("["):
+            continue
+        after = termlib.tokenize(sentence[match.end():match.end() + 40])[:1]
+        before = termlib.tokenize(sentence[max(0, match.start() - 30):match.start()])[-1:]
+        if wanted & set(after + before):
+            return True
+    return False
+
+
+def gives(kind: str, sentence: str, question_numbers: Sequence[str] = (),
+          wanted: frozenset[str] = frozenset()) -> float:
     """+1 when ``sentence`` gives what a question of ``kind`` asks for, -1 when it plainly
-    does not, 0 when the rules cannot tell (a Chinese name, a yes/no)."""
+    does not, 0 when the rules cannot tell (a Chinese name, a yes/no). For an amount, half
+    when its number counts none of the question's terms (``wanted``)."""
     if kind == "date":
         return 1.0 if _YEAR.search(sentence) or _NUMERIC_DATE.search(sentence) or _months().search(sentence) else -1.0
     if kind == "amount":
         numbers = [m.group() for m in _DIGIT.finditer(sentence)]
         if not numbers and not _numerals().search(sentence):
             return -1.0
+        if _counts_a_term(sentence, wanted, question_numbers):
+            return 1.0
         own = [n for n in anchorlib.anchors(sentence, lang.DEFAULT).numbers if n not in question_numbers]
-        return 1.0 if own or _numerals().search(sentence) or not question_numbers else 0.0
+        return 0.5 if own or _numerals().search(sentence) or not question_numbers else 0.0
     if kind == "name":
         if _QUOTED.search(sentence) or _CAPITALISED.search(sentence):
             return 1.0
@@ -226,7 +244,7 @@ def score(question: str, language: str, kind: str, found: Sequence[Candidate],
             "anchors": (sum(1 for h in marks.numbers if anchorlib.holds_number(c.text, h))
                         + sum(1 for h in marks.names if h.lower() in c.text.lower())) / len(handles)
             if handles else 0.0,
-            "kind": gives(kind, c.text, marks.numbers) if kind else 0.0,
+            "kind": gives(kind, c.text, marks.numbers, frozenset(wanted)) if kind else 0.0,
             "meaning": 0.0,
             "inside": 1.0 if c.inside else 0.0,
             "rank": 1.0 / (1.0 + c.passage),
@@ -289,7 +307,8 @@ def choose(question: str, language: str, kind: str, ranked: Sequence[Candidate],
     out = [(best.page, start, end, best.score)]
     if _parts(question, language):
         wanted = set(termlib.tokenize(question))
-        left = wanted - best.terms
+        stated = set().union(*(c.terms for c in ranked))  # a term no sentence holds cannot be answered
+        left = (wanted & stated) - best.terms
         if left:
             for c in ranked[1:]:
                 if c.score < min_score:
