@@ -30,6 +30,8 @@ from desktop_app.core import logs
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
+    AnswerCancelled,
+    AnswerFailed,
     AnswerFinished,
     AnswerStarted,
     CitationFound,
@@ -264,8 +266,8 @@ async def _ask(args: argparse.Namespace) -> int:
                                   scope=args.within, follow_up=args.follow_up, searched=args.searched):
             if args.json:
                 _print_json(event.to_json())
-                if event.event == "failed":
-                    failed = 2 if event.known else max(int(failed), 1)  # type: ignore[union-attr]
+                if isinstance(event, AnswerFailed):
+                    failed = 2 if event.known else max(failed, 1)
                 continue
             if isinstance(event, AnswerStarted):
                 sources = {s.id: s for s in event.sources}
@@ -304,16 +306,16 @@ async def _ask(args: argparse.Namespace) -> int:
                 pass
             elif isinstance(event, CitationFound):
                 pass
-            elif event.event == "failed":
-                print(f"\nfolio: {event.error}", file=sys.stderr)  # type: ignore[union-attr]
+            elif isinstance(event, AnswerFailed):
+                print(f"\nfolio: {event.error}", file=sys.stderr)
                 # The environment's fault (a model that cannot load or crashed): 2, as for
                 # every KnownError; a bug: 1.
-                failed = 2 if event.known else max(int(failed), 1)  # type: ignore[union-attr]
-            elif event.event == "cancelled":
+                failed = 2 if event.known else max(failed, 1)
+            elif isinstance(event, AnswerCancelled):
                 print("\n(stopped)")
     finally:
         await kb.close()
-    return int(failed)
+    return failed
 
 
 def _document(title: str, path: str) -> str:

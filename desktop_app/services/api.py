@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
     AnswerEvent,
+    CheckEvent,
     DocumentInfo,
     DocumentPart,
     HistoryEntry,
@@ -28,9 +29,6 @@ from desktop_app.core.types import (
     SavedAnswer,
     SourceState,
 )
-
-if TYPE_CHECKING:
-    from desktop_app.services.checking import CheckEvent
 
 
 class LibraryAPI(Protocol):

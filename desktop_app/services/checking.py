@@ -2,8 +2,8 @@
 Text…): :class:`CheckingService` runs the work below on the facade's worker threads, with
 the answer model as judge when wanted. Qt-free.
 
-The window and the CLI import the event types from here (they reach the core only
-through services).
+The events it yields (:data:`CheckEvent`: the text as read, a check per sentence, the
+totals) are values of core/types/events.py, where the window and the CLI import them.
 """
 
 from __future__ import annotations
@@ -14,13 +14,10 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from desktop_app.core.errors import KnownError
 from desktop_app.core.library.store import Store
 from desktop_app.core.stages import JudgeCache, Retriever
-from desktop_app.core.types import JsonObject
+from desktop_app.core.types import CheckEvent, JsonObject
 from desktop_app.core.verdicts import (
     BadClaimLine,
-    CheckFinished,
     Judge,
-    SentenceCheck,
-    TextToCheck,
     check_claim,
     claim_result,
     read_claims_line,
@@ -30,12 +27,9 @@ from desktop_app.core.verdicts import check_text as check_document
 from desktop_app.services.area import Area, Root
 from desktop_app.services.model_runtime import ModelService
 
-__all__ = ["CheckEvent", "CheckFinished", "CheckingService", "SentenceCheck", "TextToCheck", "check_claims",
-           "check_text"]
+__all__ = ["CheckingService", "check_claims", "check_text"]
 
 logger = logging.getLogger(__name__)
-
-CheckEvent = TextToCheck | SentenceCheck | CheckFinished
 
 
 def check_text(text: str, name: str, retriever: Retriever, store: Store,

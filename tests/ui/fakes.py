@@ -28,6 +28,8 @@ from desktop_app.core.types import (
     AnswerEvent,
     AnswerFinished,
     AnswerStarted,
+    CheckEvent,
+    CheckFinished,
     CitationFound,
     ClaimVerdict,
     DocStatus,
@@ -42,6 +44,7 @@ from desktop_app.core.types import (
     OcrLine,
     Passage,
     SavedAnswer,
+    SentenceCheck,
     SourcePayload,
     SourceState,
     TokenDelta,
@@ -49,7 +52,7 @@ from desktop_app.core.types import (
 )
 from desktop_app.core.verdicts import read_text
 from desktop_app.services.api import KnowledgeBaseAPI
-from desktop_app.services.checking import CheckEvent, CheckFinished, SentenceCheck, check_claims
+from desktop_app.services.checking import check_claims
 
 MARKER = re.compile(r"\[(\d+)\]")
 

@@ -1,7 +1,7 @@
 """Folio's domain values and events: frozen dataclasses shared by every layer. Qt-free.
 
 One module per vocabulary: documents (the document model), retrieval, verdicts, events
-(index, answer and check events), generation (steering, the model's figures, the first
+(index, answer and check events, and the text a check reads), generation (steering, the model's figures, the first
 word's clock) and records (how a saved answer ended). Every name is re-exported here, so
 ``from desktop_app.core.types import X`` works for each of them.
 
@@ -26,6 +26,7 @@ from desktop_app.core.types.documents import (
     PageQuality,
     PageText,
     Passage,
+    Sentence,
     SourceState,
     Span,
     TextBlock,
@@ -41,10 +42,12 @@ from desktop_app.core.types.events import (
     AnswerFinished,
     AnswerQuoted,
     AnswerStarted,
+    CheckEvent,
     CheckFinished,
     CitationFound,
     CitationStyle,
     FileIndexed,
+    Footnote,
     IndexEvent,
     IndexProgress,
     IndexSummary,
@@ -53,6 +56,7 @@ from desktop_app.core.types.events import (
     QuotePayload,
     SentenceCheck,
     SourcePayload,
+    TextToCheck,
     TokenDelta,
 )
 from desktop_app.core.types.generation import (
@@ -82,10 +86,12 @@ from desktop_app.core.types.verdicts import (
 __all__ = [
     "CONFLICT_KINDS", "DOCUMENT_SUFFIXES", "FIRST_WORD_STEP_NAMES", "FIRST_WORD_STEPS", "LEGACY_NOT_CONFIRMED", "PDF_FORMAT",
     "SECTION_SEPARATOR", "TABLE_CELL_SEPARATOR",
-    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerQuoted", "QuotePayload", "AnswerStarted", "AnswerStatus", "BlockKind",
-    "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "ConflictKind", "DocStatus", "DocumentInfo",
-    "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "FirstWordClock", "GenerationStats", "HistoryEntry",
-    "IndexEvent", "IndexProgress", "IndexSummary", "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine",
-    "PageQuality", "PageText", "Passage", "Quote", "Retrieval", "SourcePage", "SavedAnswer", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
-    "TextBlock", "TextRun", "TokenDelta", "Verdict", "all_unsupported", "claim_from_json", "is_document_file", "is_hidden", "locate", "source_from_json",
+    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerQuoted", "AnswerStarted", "AnswerStatus",
+    "BlockKind", "CheckEvent", "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict",
+    "ConflictKind", "DocStatus", "DocumentInfo", "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord",
+    "Footnote", "FirstWordClock", "GenerationStats", "HistoryEntry", "IndexEvent", "IndexProgress", "IndexSummary",
+    "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine", "PageQuality", "PageText", "Passage", "Quote",
+    "QuotePayload", "Retrieval", "SavedAnswer", "Sentence", "SentenceCheck", "SourcePage", "SourcePayload",
+    "SourceState", "Span", "Steering", "TextBlock", "TextRun", "TextToCheck", "TokenDelta", "Verdict",
+    "all_unsupported", "claim_from_json", "is_document_file", "is_hidden", "locate", "source_from_json",
 ]
