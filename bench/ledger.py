@@ -49,7 +49,7 @@ import eval_sets  # noqa: E402
 
 from desktop_app.core.answer import evidence, finder, gate  # noqa: E402
 from desktop_app.core.text import words as termlib  # noqa: E402
-from desktop_app.core.types import Passage, Quote  # noqa: E402
+from desktop_app.core.types import Found, Passage, Quote  # noqa: E402
 
 STAGES = ("page", "source", "finder", "read", "kept")
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
@@ -118,7 +118,8 @@ def run_question(q: eval_sets.Question, retriever: Any, page_finder: finder.Page
     refused = gate.refusal(retrieval)
     row.refused = refused is not None
     started = time.perf_counter()
-    quotes: tuple[Quote, ...] = () if refused else page_finder.find(q.question, language, retrieval.passages)
+    found = Found() if refused else page_finder.find(q.question, language, retrieval.passages)
+    quotes: tuple[Quote, ...] = found.quotes
     row.find_ms = (time.perf_counter() - started) * 1000
     row.quoted = bool(quotes)
     row.quote = " | ".join(qt.text for qt in quotes)
@@ -126,7 +127,7 @@ def run_question(q: eval_sets.Question, retriever: Any, page_finder: finder.Page
         return row
     row.holds = any(holds_answer(qt.text, q.answer) for qt in quotes) or (
         len(quotes) > 1 and holds_answer(" ".join(qt.text for qt in quotes), q.answer))
-    passages, must = finder.with_quotes(retrieval.passages, quotes)
+    passages, must = finder.with_quotes(retrieval.passages, found)
     read = evidence.select(q.question, passages, must=must)
     on_page = [p for p in retrieval.passages if Path(p.doc_path).name == q.file and p.page in q.pages]
     if not on_page:

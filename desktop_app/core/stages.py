@@ -19,10 +19,10 @@ from desktop_app.core.types import (
     ClaimVerdict,
     ExtractedDocument,
     FileRecord,
+    Found,
     GenerationStats,
     PageText,
     Passage,
-    Quote,
     Retrieval,
     SavedAnswer,
     SourcePage,
@@ -206,7 +206,7 @@ class AnswerFinder(Protocol):
     passages' pages (core/answer/finder.py): the quotes, best first, each in the chunk that
     holds it; none when no sentence answers surely enough."""
 
-    def find(self, question: str, language: str, passages: Sequence[Passage]) -> tuple[Quote, ...]: ...
+    def find(self, question: str, language: str, passages: Sequence[Passage]) -> Found: ...
 
 
 class VerdictStream(Protocol):

@@ -62,7 +62,7 @@ def test_the_quote_is_the_documents_own_answering_sentence(library: Any, questio
     kb = library
     retrieval = kb.retriever.search(question, 5)
     assert gate.refusal(retrieval) is None
-    quotes = PageFinder(kb.store, kb.embedder).find(question, gate.language_of(retrieval), retrieval.passages)
+    quotes = PageFinder(kb.store, kb.embedder).find(question, gate.language_of(retrieval), retrieval.passages).quotes
     assert quotes, [p.text[:80] for p in retrieval.passages]
     quote = quotes[0]
     joined = " ".join(" ".join(q.text.split()) for q in quotes)

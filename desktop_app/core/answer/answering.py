@@ -34,6 +34,7 @@ from desktop_app.core.types import (
     CitationStyle,
     ClaimVerdict,
     FirstWordClock,
+    Found,
     GenerationStats,
     JsonObject,
     NoBasis,
@@ -135,9 +136,10 @@ def answer(
     # The document's own answering sentence, then evidence, not chunks: the quote's chunk
     # first, each passage cut to the sentences that bear on the question, the quote always kept.
     with clock.timing("find_s"):
-        quotes = finder.find(searched, language, retrieval.passages) if finder is not None else ()
+        found = finder.find(searched, language, retrieval.passages) if finder is not None else Found()
+    quotes = found.quotes
     with clock.timing("evidence_s"):
-        passages, must = finderlib.with_quotes(retrieval.passages, quotes)
+        passages, must = finderlib.with_quotes(retrieval.passages, found)
         passages = evidence.select(searched, passages, budget_tokens=settings.evidence_tokens, must=must)
         full_map = SourceMap.build(passages, style)
     counted = _CountedTokens(generator.count_tokens)
@@ -296,8 +298,9 @@ def find_only(
                                  language=settings.prompt_language)
     language = gate.language_of(retrieval)
     refused = gate.refusal(retrieval)
-    quotes = finder.find(searched, language, retrieval.passages) if refused is None else ()
-    passages, must = finderlib.with_quotes(retrieval.passages, quotes)
+    found = finder.find(searched, language, retrieval.passages) if refused is None else Found()
+    quotes = found.quotes
+    passages, must = finderlib.with_quotes(retrieval.passages, found)
     passages = evidence.select(searched, passages, budget_tokens=settings.evidence_tokens, must=must)
     source_map = SourceMap.build(passages, settings.citation_style)
     payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)

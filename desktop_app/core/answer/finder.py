@@ -38,7 +38,7 @@ from desktop_app.core.text import lang
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.listing import reads_as_listing
 from desktop_app.core.text.sentences import split_sentences
-from desktop_app.core.types import Passage, Quote, SourcePage, Span
+from desktop_app.core.types import Found, Passage, Quote, SourcePage, Span
 
 if TYPE_CHECKING:
     from desktop_app.core.stages import Embedder, SearchIndex
@@ -58,7 +58,12 @@ WEIGHTS = {
     "rank": 0.15,  # 1 / (1 + the rank of its passage)
     "short": 0.3,  # too short to answer anything
     "listing": 0.5,  # a contents or index line
+    "fragment": 0.2,  # starts in the middle of a sentence ("1] ist keine ...", "and so on")
+    "noise": 0.3,  # mostly symbols: a formula, a table's rule, a garbled line
+    "length": 0.1,  # hundreds of characters: a long quote holds more words by chance
+    "pair": 0.05,  # two adjacent sentences read as one
 }
+MAX_PAIR_CHARS = 400
 MIN_SCORE = 0.45
 SECOND_PART_SHARE = 0.5  # a second quote must hold this share of what the first leaves out
 EMBEDDED = 16  # sentences whose meaning is weighed (the best by the other signals)
@@ -77,6 +82,7 @@ class Candidate:
     terms: frozenset[str]
     passage: int  # the rank of the best retrieved passage on its page
     inside: bool  # within a retrieved chunk
+    pair: bool = False  # two adjacent sentences
     features: dict[str, float] = dataclasses.field(default_factory=dict, compare=False)
     score: float = 0.0
 
@@ -90,6 +96,7 @@ class Finding:
     kind: str
     candidates: tuple[Candidate, ...] = ()
     pages: tuple[SourcePage, ...] = ()
+    more: tuple[Passage, ...] = ()  # each page's best sentence's chunk, where search returned another
 
 
 def question_kind(question: str, language: str) -> str:
@@ -217,10 +224,15 @@ def candidates(question: str, passages: Sequence[Passage], pages: Sequence[Sourc
     for p_index, page in enumerate(ordered):
         matched = [(rank, p) for rank, p in enumerate(passages) if (p.doc_id, p.page) == (page.doc_id, page.page)]
         best_rank = min(rank for rank, _ in matched)
-        for start, end in _pieces(page.text):
+        pieces = _pieces(page.text)
+        spans = [(start, end, False) for start, end in pieces]
+        # Two adjacent sentences as one more candidate: a sentence cut at a ";" or a line
+        # break, or an answer that runs over two.
+        spans += [(a[0], b[1], True) for a, b in zip(pieces, pieces[1:], strict=False) if b[1] - a[0] <= MAX_PAIR_CHARS]
+        for start, end, pair in spans:
             inside = any(p.char_start <= start and end <= p.char_end for _, p in matched)
             text = page.text[start:end]
-            out.append(Candidate(p_index, start, end, text, frozenset(termlib.tokenize(text)), best_rank, inside))
+            out.append(Candidate(p_index, start, end, text, frozenset(termlib.tokenize(text)), best_rank, inside, pair))
     return out
 
 
@@ -250,6 +262,10 @@ def score(question: str, language: str, kind: str, found: Sequence[Candidate],
             "rank": 1.0 / (1.0 + c.passage),
             "short": -1.0 if len(c.text.strip()) < MIN_CHARS[script] else 0.0,
             "listing": -1.0 if reads_as_listing(c.text) else 0.0,
+            "fragment": -1.0 if _FRAGMENT.match(c.text.strip()) else 0.0,
+            "noise": -1.0 if _noisy(c.text) else 0.0,
+            "length": -len(c.text) / 300.0,
+            "pair": -1.0 if c.pair else 0.0,
         }
         scored.append(dataclasses.replace(c, features=f, score=_total(f)))
     scored.sort(key=lambda c: -c.score)
@@ -263,6 +279,16 @@ def score(question: str, language: str, kind: str, found: Sequence[Candidate],
             head = [dataclasses.replace(c, score=_total(c.features)) for c in head]
             scored = sorted(head, key=lambda c: -c.score) + scored[EMBEDDED:]
     return scored
+
+
+_FRAGMENT = re.compile(r"[a-zäöüß]|[)\]};:,.]|\d+[)\]]")
+_SYMBOL = re.compile(r"[^\w\s]|\d", re.UNICODE)
+
+
+def _noisy(text: str) -> bool:
+    """Mostly symbols and digits: a formula, a table's rule, garbled extraction."""
+    body = "".join(text.split())
+    return len(body) >= 12 and len(_SYMBOL.findall(body)) > 0.45 * len(body)
 
 
 def _total(features: dict[str, float]) -> float:
@@ -300,8 +326,8 @@ def choose(question: str, language: str, kind: str, ranked: Sequence[Candidate],
         return []
     best = ranked[0]
     start, end = best.start, best.end
-    same_page = sorted((c for c in ranked if c.page == best.page), key=lambda c: c.start)
-    position = next(i for i, c in enumerate(same_page) if c.start == best.start)
+    same_page = sorted((c for c in ranked if c.page == best.page and not c.pair), key=lambda c: c.start)
+    position = next((i for i, c in enumerate(same_page) if c.start == best.start), 0)
     if position > 0 and _refers_back(best.text, language):
         start = same_page[position - 1].start  # "It ..." needs the sentence it points back at
     out = [(best.page, start, end, best.score)]
@@ -340,7 +366,18 @@ def find(question: str, language: str, passages: Sequence[Passage], pages: Seque
         hi = min(len(source.text), end - source.char_start)
         if hi > lo:
             quotes.append(Quote(source=source, span=(lo, hi), score=round(value, 4), kind=kind))
-    return Finding(tuple(quotes), kind, tuple(ranked), tuple(ordered))
+    # The right page, the wrong chunk: each page's best sentence is given to the model too.
+    more: list[Passage] = []
+    have = {p.chunk_id for p in passages} | {q.source.chunk_id for q in quotes}
+    for p_index, page in enumerate(ordered):
+        best = next((c for c in ranked if c.page == p_index), None)
+        if best is None or best.inside:
+            continue
+        source = source_of(page, best.start, best.end)
+        if source is not None and source.chunk_id not in have:
+            have.add(source.chunk_id)
+            more.append(source)
+    return Finding(tuple(quotes), kind, tuple(ranked), tuple(ordered), tuple(more))
 
 
 def _passage_on(passages: Sequence[Passage], page: SourcePage, start: int, end: int) -> Passage | None:
@@ -371,11 +408,13 @@ def chunk_holding(page: SourcePage, start: int, end: int) -> int | None:
     return chosen if best is not None else None
 
 
-def with_quotes(passages: Sequence[Passage], quotes: Sequence[Quote]) -> tuple[list[Passage], dict[str, tuple[Span, ...]]]:
+def with_quotes(passages: Sequence[Passage], found: Found) -> tuple[list[Passage], dict[str, tuple[Span, ...]]]:
     """The sources the model reads: each quote's chunk first (in the quotes' order), then
-    the other passages in their order; a retrieved chunk a quote's chunk replaces (the
-    same chunk, or the same page's chunk the quote is not in) is not repeated. Returns the
-    passages and, by chunk id, the spans each must keep in what the model reads."""
+    the other passages in their order, then ``found.more`` (the chunks holding each page's
+    best sentence); a chunk is never repeated, and a retrieved chunk of a quoted page reads
+    after the others. Returns the passages and, by chunk id, the spans each must keep in
+    what the model reads."""
+    quotes = found.quotes
     must: dict[str, list[Span]] = {}
     first: list[Passage] = []
     for quote in quotes:
@@ -388,6 +427,8 @@ def with_quotes(passages: Sequence[Passage], quotes: Sequence[Quote]) -> tuple[l
     rest = [p for p in passages if p.chunk_id not in must and (p.doc_id, p.page) not in quoted_pages]
     # A retrieved chunk of a quoted page that is not the quote's chunk still reads after the others.
     rest += [p for p in passages if p.chunk_id not in must and (p.doc_id, p.page) in quoted_pages]
+    given = {p.chunk_id for p in first + rest}
+    rest += [p for p in found.more if p.chunk_id not in given]
     return first + rest, {k: tuple(v) for k, v in must.items()}
 
 
@@ -417,9 +458,9 @@ class PageFinder:
             return None
         return self._index.passages([ckey]).get(ckey)
 
-    def find(self, question: str, language: str, passages: Sequence[Passage]) -> tuple[Quote, ...]:
+    def find(self, question: str, language: str, passages: Sequence[Passage]) -> Found:
         pages = self._index.source_pages([(p.doc_id, p.page) for p in passages])
         finding = find(question, language, passages, list(pages.values()), self._source_of,
                        self._meaning if self._embedder is not None else None, self._min_score)
         self.last = finding
-        return finding.quotes
+        return Found(finding.quotes, finding.more)

@@ -73,7 +73,7 @@ from desktop_app.core.types.records import (
     claim_from_json,
     source_from_json,
 )
-from desktop_app.core.types.retrieval import Citations, Quote, Retrieval, SourcePage
+from desktop_app.core.types.retrieval import Citations, Found, Quote, Retrieval, SourcePage
 from desktop_app.core.types.verdicts import (
     CONFLICT_KINDS,
     LEGACY_NOT_CONFIRMED,
@@ -89,7 +89,7 @@ __all__ = [
     "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerQuoted", "AnswerStarted", "AnswerStatus",
     "BlockKind", "CheckEvent", "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict",
     "ConflictKind", "DocStatus", "DocumentInfo", "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord",
-    "Footnote", "FirstWordClock", "GenerationStats", "HistoryEntry", "IndexEvent", "IndexProgress", "IndexSummary",
+    "Footnote", "Found", "FirstWordClock", "GenerationStats", "HistoryEntry", "IndexEvent", "IndexProgress", "IndexSummary",
     "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine", "PageQuality", "PageText", "Passage", "Quote",
     "QuotePayload", "Retrieval", "SavedAnswer", "Sentence", "SentenceCheck", "SourcePage", "SourcePayload",
     "SourceState", "Span", "Steering", "TextBlock", "TextRun", "TextToCheck", "TokenDelta", "Verdict",

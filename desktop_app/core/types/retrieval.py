@@ -71,3 +71,13 @@ class Quote:
     def page_span(self) -> Span:
         """The quote's offsets in its page's text."""
         return (self.source.char_start + self.span[0], self.source.char_start + self.span[1])
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the answer finder hands the evidence step: the quotes (best first; none when no
+    sentence answers surely enough) and, after the retrieved passages, the chunk that holds
+    each retrieved page's best sentence where search returned another chunk of that page."""
+
+    quotes: tuple[Quote, ...] = ()
+    more: tuple[Passage, ...] = ()

@@ -8,7 +8,7 @@ import pytest
 
 from desktop_app.core.answer import evidence, finder
 from desktop_app.core.text import words as termlib
-from desktop_app.core.types import Passage, SourcePage
+from desktop_app.core.types import Found, Passage, SourcePage
 
 PAGE = (
     "Chapter 4 Connections. "
@@ -108,7 +108,7 @@ def test_the_quote_is_read_first_and_always_kept() -> None:
     page, chunks = page_and_chunks()
     found = finder.find("How many connections should a single-user client maintain at most?", "en",
                         [chunks[0]], [page], source_of(chunks))
-    passages, must = finder.with_quotes([chunks[0]], found.quotes)
+    passages, must = finder.with_quotes([chunks[0]], Found(found.quotes, found.more))
     assert [p.chunk_id for p in passages] == [chunks[1].chunk_id, chunks[0].chunk_id]  # the quote's chunk first
     # A budget too small for anything: the quote is kept whatever it costs.
     read = evidence.select("How many connections should a single-user client maintain at most?", passages,

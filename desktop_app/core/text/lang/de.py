@@ -69,7 +69,7 @@ LEXICON = Lexicon(
                  r"welche[sm]? (?:datum|jahr|tag|monat)", r"zu welchem zeitpunkt"),
         "amount": (r"wie (?:viel|viele|lange|gro(?:ß|ss)|hoch|weit|oft|alt|schnell|breit|tief|schwer)",
                    r"wieviele?", r"welche[rn]? (?:betrag|anzahl|preis|gebühr|anteil|höhe|wert|summe)",
-                   r"was kostet", r"was kosten"),
+                   r"was kostet", r"was kosten", r"(?:größte|kleinste|höchste|maximale|minimale|höchstens|mindestens)"),
         "name": (r"wer", r"wem", r"wen", r"wessen", r"von wem",
                  r"welche[rsmn]? (?:firma|unternehmen|person|autor|behörde|gericht|partei|land|stadt|bank)"),
         "reason": (r"warum", r"weshalb", r"wieso", r"aus welchem grund"),
