@@ -225,14 +225,15 @@ def candidates(question: str, passages: Sequence[Passage], pages: Sequence[Sourc
         matched = [(rank, p) for rank, p in enumerate(passages) if (p.doc_id, p.page) == (page.doc_id, page.page)]
         best_rank = min(rank for rank, _ in matched)
         pieces = _pieces(page.text)
-        spans = [(start, end, False) for start, end in pieces]
+        terms = [frozenset(termlib.tokenize(page.text[start:end])) for start, end in pieces]
+        spans = [(start, end, False, terms[i]) for i, (start, end) in enumerate(pieces)]
         # Two adjacent sentences as one more candidate: a sentence cut at a ";" or a line
         # break, or an answer that runs over two.
-        spans += [(a[0], b[1], True) for a, b in zip(pieces, pieces[1:], strict=False) if b[1] - a[0] <= MAX_PAIR_CHARS]
-        for start, end, pair in spans:
+        spans += [(a[0], b[1], True, terms[i] | terms[i + 1])
+                  for i, (a, b) in enumerate(zip(pieces, pieces[1:], strict=False)) if b[1] - a[0] <= MAX_PAIR_CHARS]
+        for start, end, pair, held in spans:
             inside = any(p.char_start <= start and end <= p.char_end for _, p in matched)
-            text = page.text[start:end]
-            out.append(Candidate(p_index, start, end, text, frozenset(termlib.tokenize(text)), best_rank, inside, pair))
+            out.append(Candidate(p_index, start, end, page.text[start:end], held, best_rank, inside, pair))
     return out
 
 
