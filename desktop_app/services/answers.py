@@ -22,7 +22,7 @@ from desktop_app.core.types import (
 )
 from desktop_app.services.area import Area, Root
 from desktop_app.services.library import LibraryService
-from desktop_app.services.model_runtime import ModelService
+from desktop_app.services.model_run import ModelService
 
 if TYPE_CHECKING:
     from desktop_app.core.answer.followup import Conversation

@@ -28,7 +28,7 @@ from desktop_app.core.verdicts import (
 )
 from desktop_app.core.verdicts import check_text as check_document
 from desktop_app.services.area import Area, Root
-from desktop_app.services.model_runtime import ModelService
+from desktop_app.services.model_run import ModelService
 
 __all__ = ["CheckEvent", "CheckFinished", "CheckingService", "SentenceCheck", "TextToCheck", "check_claims",
            "check_text"]

@@ -4,7 +4,7 @@
 answers files, the embedder, the retriever; opened lazily, on worker threads) and the
 thread bridge (services/bridge.py), hands each area to its service — ``library``
 (services/library.py), ``answers`` (services/answers.py), ``checking``
-(services/checking.py), ``models`` (services/model_runtime.py) — and shuts it all down.
+(services/checking.py), ``models`` (services/model_run.py) — and shuts it all down.
 ``cancel()`` stops whatever runs; ``close()`` ends the threads, the answer model it
 started and the files.
 """
@@ -28,7 +28,7 @@ from desktop_app.services.answers import AnswersService
 from desktop_app.services.bridge import ThreadBridge
 from desktop_app.services.checking import CheckingService
 from desktop_app.services.library import LibraryService
-from desktop_app.services.model_runtime import ModelService
+from desktop_app.services.model_run import ModelService
 
 if TYPE_CHECKING:
     from desktop_app.services.api import KnowledgeBaseAPI
