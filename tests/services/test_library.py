@@ -24,13 +24,13 @@ def test_index_reports_files_and_summary_then_second_run_is_unchanged(folder: Pa
     assert sorted(Path(f.path).name for f in files) == ["lease.pdf", "pump.pdf"]
     assert all(f.status == "indexed" and not f.unchanged for f in files)
     assert summary.documents == 2 and summary.pages == 4 and summary.chunks >= 4
-    ids_first = kb.store.chunk_ids()
-    embedded = kb._embedder.embedded  # type: ignore[union-attr]
+    ids_first = kb.parts.store.chunk_ids()
+    embedded = kb.parts._embedder.embedded  # type: ignore[union-attr]
 
     again = collect(kb.library.index(folder))
     assert [e.unchanged for e in again if isinstance(e, FileIndexed)] == [True, True]
-    assert kb._embedder.embedded == embedded  # type: ignore[union-attr]  # nothing re-embedded
-    assert kb.store.chunk_ids() == ids_first
+    assert kb.parts._embedder.embedded == embedded  # type: ignore[union-attr]  # nothing re-embedded
+    assert kb.parts.store.chunk_ids() == ids_first
     close(kb)
 
 
@@ -57,13 +57,13 @@ def test_search_uses_the_users_own_glossary(folder: Path, tmp_path: Path, monkey
     monkeypatch.setattr(paths, "config_dir", lambda: config)
     question = "What is the MTBF?"
     plain = make_kb(tmp_path / "a")
-    assert plain.retriever.glossary.expand(question) == ""
+    assert plain.parts.retriever.glossary.expand(question) == ""
     close(plain)
 
     (config / "glossary.toml").write_text('[[entry]]\nask = "mtbf"\nfind = "impeller seal operating hours"\n')
     kb = make_kb(tmp_path / "b")
     collect(kb.library.index(folder))
-    assert kb.retriever.glossary.expand(question) == "impeller seal operating hours"
+    assert kb.parts.retriever.glossary.expand(question) == "impeller seal operating hours"
     found = asyncio.run(kb.library.search(question, 1))
     assert Path(found[0].doc_path).name == "pump.pdf" and "impeller seal" in found[0].text
     close(kb)
@@ -72,16 +72,16 @@ def test_search_uses_the_users_own_glossary(folder: Path, tmp_path: Path, monkey
 def test_moved_file_keeps_its_chunks(folder: Path, tmp_path: Path) -> None:
     kb = make_kb(tmp_path)
     collect(kb.library.index(folder))
-    before = kb.store.chunk_ids()
-    embedded = kb._embedder.embedded  # type: ignore[union-attr]
+    before = kb.parts.store.chunk_ids()
+    embedded = kb.parts._embedder.embedded  # type: ignore[union-attr]
     sub = folder / "moved"
     sub.mkdir()
     shutil.move(folder / "pump.pdf", sub / "pump-renamed.pdf")
     events = collect(kb.library.index(folder))
     moved = next(e for e in events if isinstance(e, FileIndexed) and e.path.endswith("pump-renamed.pdf"))
     assert moved.unchanged and moved.status == "indexed"
-    assert kb.store.chunk_ids() == before
-    assert kb._embedder.embedded == embedded  # type: ignore[union-attr]
+    assert kb.parts.store.chunk_ids() == before
+    assert kb.parts._embedder.embedded == embedded  # type: ignore[union-attr]
     close(kb)
 
 
@@ -124,7 +124,7 @@ def test_ocr_lines_of_a_cited_span_come_boxed_as_the_viewer_draws_them(tmp_path:
     kb = make_kb(tmp_path)
     try:
         chunks = chunking.chunk_document(doc, max_tokens=200)
-        kb.store.write_document(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks],
+        kb.parts.store.write_document(doc, chunks, [dict(termlib.term_counts(c.text)) for c in chunks],
                                 None, "", 1)
         start = page.text.index("seal")
         found = asyncio.run(kb.library.ocr_lines(doc.doc_id, 1, start, start + 4))
