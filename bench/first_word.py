@@ -59,11 +59,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 DATA = REPO / "bench" / "data"
 
-SHOWN = (
-    "model_busy_s", "model_start_s", "embedder_load_s", "embed_s", "search_s", "gate_s",
-    "evidence_s", "pack_s", "steering_s", "probe_s", "prefill_s", "first_decode_s",
-    "to_visible_word_s", "first_token_s", "first_word_s",
-)
+from desktop_app.core.types import FIRST_WORD_STEP_NAMES  # noqa: E402
+
+# Each step before the first word, in the order they run (the one list: core/types), then
+# the two totals.
+SHOWN = tuple(step for step, _ in FIRST_WORD_STEP_NAMES) + ("first_token_s", "first_word_s")
 
 
 def half(qid: str) -> str:
