@@ -233,6 +233,7 @@ def _prompts(args: argparse.Namespace, generator: Any) -> list[tuple[list[dict[s
     """The packed prompts (and steering) of the questions, as answering.answer builds them."""
     from desktop_app.core.answer import evidence, gate, prompts
     from desktop_app.core.answer.citations import SourceMap
+    from desktop_app.core.text import lang
     from desktop_app.core.types import CitationStyle, Steering
     from desktop_app.services.knowledge_base import KnowledgeBase
 
@@ -247,7 +248,8 @@ def _prompts(args: argparse.Namespace, generator: Any) -> list[tuple[list[dict[s
         packed = prompts.build_prompt(question, [(label, source_map.marker(label), p) for label, p in source_map.items()],
                                       count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
                                       answer_tokens=args.max_tokens)
-        steering = Steering(refusal=prompts.NO_ANSWER[packed.language], mark_sentences=packed.language == "zh",
+        steering = Steering(refusal=prompts.NO_ANSWER[packed.language],
+                            mark_sentences=lang.of(packed.language).marks_sentences,
                             sources=tuple((label, evidence.evidence_text(p)) for label, p in source_map.items()))
         out.append((packed.messages, steering))
     asyncio.run(kb.close())
