@@ -196,7 +196,7 @@ def _knowledge_base(args: argparse.Namespace) -> Any:
         settings.validate()
     keep_model_s = 0.0
     if getattr(args, "keep_alive", False) and settings.answer_model != settings_mod.SERVER:
-        from desktop_app.services.models_service import keep_alive_seconds
+        from desktop_app.services.model_install import keep_alive_seconds
 
         keep_model_s = keep_alive_seconds()
     return KnowledgeBase(db_path=args.db, settings=settings, keep_model_s=keep_model_s)
@@ -447,7 +447,7 @@ async def _embed(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from desktop_app.services import models_service as models
+    from desktop_app.services import model_install as models
 
     if args.models_command == "stop":
         stopped = models.stop_kept_models()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.core.errors import KnownError
+from desktop_app.core.settings import Settings
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
@@ -20,9 +21,10 @@ from desktop_app.core.types import (
     HistoryEntry,
     SavedAnswer,
 )
-from desktop_app.services.area import Area, Root
+from desktop_app.services.bridge import ThreadBridge
 from desktop_app.services.library import LibraryService
-from desktop_app.services.model_runtime import ModelService
+from desktop_app.services.model_run import ModelService
+from desktop_app.services.parts import SharedParts
 
 if TYPE_CHECKING:
     from desktop_app.core.answer.followup import Conversation
@@ -30,9 +32,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class AnswersService(Area):
-    def __init__(self, kb: Root, library: LibraryService, models: ModelService) -> None:
-        super().__init__(kb)
+class AnswersService:
+    def __init__(self, settings: Settings, parts: SharedParts, bridge: ThreadBridge, library: LibraryService,
+                 models: ModelService) -> None:
+        self._settings = settings
+        self._parts = parts  # the answers file, the library file, the embedder, the retriever
+        self._bridge = bridge
         self._library = library  # a question's scope
         self._models = models  # the answer model
 
@@ -44,11 +49,11 @@ class AnswersService(Area):
         such answer. Reads the answers file: call it on a worker thread."""
         from desktop_app.core.answer import followup
 
-        record = self.archive.answer(follow_up)
+        record = self._parts.archive.answer(follow_up)
         if record is None:
             raise KnownError(f"No saved answer {follow_up} to follow up.",
                              "Name an answer id from `folio history` (or --json's answer_started).")
-        turns = self.archive.conversation(record.conversation)
+        turns = self._parts.archive.conversation(record.conversation)
         ids = [t.answer_id for t in turns]
         turns = turns[: ids.index(record.answer_id) + 1] if record.answer_id in ids else [record]
         chosen = (searched or "").strip() or followup.standalone(question, [t.asked for t in turns]).searched
@@ -64,7 +69,7 @@ class AnswersService(Area):
         from desktop_app.core.answer.finder import PageFinder
         from desktop_app.core.verdicts import Verifier
 
-        settings = self.settings
+        settings = self._settings
         if style:
             settings = settings.replace(citation_style=style)
         if max_tokens:
@@ -79,12 +84,12 @@ class AnswersService(Area):
                 if follow_up:
                     conversation, earlier_scope = self.conversation_of(follow_up, question, searched)
                     asked_within = asked_within or earlier_scope
-                retriever = self.retriever
+                retriever = self._parts.retriever
                 within = self._library.within(asked_within)
             except KnownError as exc:
                 emit(AnswerFailed(error=str(exc), known=True))
                 return
-            answering.find_only(question, retriever=retriever, finder=PageFinder(self.store, self.embedder),
+            answering.find_only(question, retriever=retriever, finder=PageFinder(self._parts.store, self._parts.embedder),
                                 settings=settings, emit=emit, scope=within, conversation=conversation)
 
         def work(emit: Callable[[AnswerEvent], None], cancelled: Callable[[], bool]) -> None:
@@ -108,8 +113,8 @@ class AnswersService(Area):
                 if conversation is not None and replaces:
                     conversation = dataclasses.replace(conversation, replaces=replaces)
                 with clock.timing("embedder_load_s"):
-                    self.embedder  # noqa: B018
-                retriever = self.retriever
+                    self._parts.embedder  # noqa: B018
+                retriever = self._parts.retriever
                 within = self._library.within(asked_within)
             except KnownError as exc:
                 emit(AnswerFailed(error=str(exc), known=True))
@@ -121,25 +126,25 @@ class AnswersService(Area):
                     finished.append(event.answer_id)
                 emit(event)
 
-            archive = self.archive
+            archive = self._parts.archive
             failures = archive.write_failures
             answering.answer(
-                question, retriever=retriever, store=self.store, generator_factory=generator,
+                question, retriever=retriever, store=self._parts.store, generator_factory=generator,
                 settings=settings, emit=watch, should_cancel=cancelled, verifier=Verifier(), scope=within,
-                clock=clock, conversation=conversation, finder=PageFinder(self.store, self.embedder),
+                clock=clock, conversation=conversation, finder=PageFinder(self._parts.store, self._parts.embedder),
             )
             if finished and archive.write_failures > failures and archive.answer(finished[-1]) is None:
                 problem = archive.last_failure
                 emit(AnswerFailed(error=f"This answer is shown but was not saved: {problem}", known=True))
 
-        pool = self._query_pool if quote_only or settings.quote_only else self._llm_pool  # no model: no wait for it
-        async for event in self._stream(pool, work):
+        pool = self._bridge.query_pool if quote_only or settings.quote_only else self._bridge.llm_pool  # no model: no wait
+        async for event in self._bridge.stream(pool, work):
             yield event
 
     async def history(self) -> list[HistoryEntry]:
         """Saved answers, from their own file: they list while another process holds the
         index, and after the index is lost."""
-        return await self._call(self._query_pool, lambda: self.archive.answers())
+        return await self._bridge.call(self._bridge.query_pool, lambda: self._parts.archive.answers())
 
     async def conversation(self, answer_id: str) -> list[SavedAnswer]:
         """Every saved answer of the conversation ``answer_id`` belongs to, oldest first,
@@ -147,18 +152,18 @@ class AnswersService(Area):
         from desktop_app.core.library.history import annotate_staleness
 
         def read() -> list[SavedAnswer]:
-            record = self.archive.answer(answer_id)
+            record = self._parts.archive.answer(answer_id)
             if record is None:
                 return []
-            turns = self.archive.conversation(record.conversation)
+            turns = self._parts.archive.conversation(record.conversation)
             try:
-                store = self.store
+                store = self._parts.store
             except KnownError as exc:
                 logger.info("sources of conversation %s not checked: %s", answer_id, exc)
                 return turns
             return [annotate_staleness(store, turn) for turn in turns]
 
-        return await self._call(self._query_pool, read)
+        return await self._bridge.call(self._bridge.query_pool, read)
 
     async def export_conversation(self, answer_id: str, fmt: str = "markdown") -> str | None:
         """The whole conversation ``answer_id`` belongs to: Markdown, each turn with its
@@ -172,17 +177,17 @@ class AnswersService(Area):
         from desktop_app.core.library.history import annotate_staleness
 
         def read() -> SavedAnswer | None:
-            record = self.archive.answer(answer_id)
+            record = self._parts.archive.answer(answer_id)
             if record is None:
                 return None
             try:
-                store = self.store
+                store = self._parts.store
             except KnownError as exc:  # busy or damaged: the answer without its sources' state
                 logger.info("sources of answer %s not checked: %s", answer_id, exc)
                 return record
             return annotate_staleness(store, record)
 
-        return await self._call(self._query_pool, read)
+        return await self._bridge.call(self._bridge.query_pool, read)
 
     async def export_answer(self, answer_id: str, fmt: str = "markdown") -> str | None:
         """A saved answer as Markdown with footnotes (``"markdown"``) or as its audit record
@@ -195,4 +200,5 @@ class AnswersService(Area):
         return export_json(record) + "\n" if fmt == "json" else export_markdown(record)
 
     async def delete_answer(self, answer_id: str) -> bool:
-        return await self._call(self._query_pool, lambda: self.archive.delete_answer(answer_id))
+        return await self._bridge.call(self._bridge.query_pool,
+                                       lambda: self._parts.archive.delete_answer(answer_id))

@@ -60,9 +60,9 @@ def library(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path, models_d
 def test_the_quote_is_the_documents_own_answering_sentence(library: Any, question: str, file: str,
                                                           page: int | None, words: tuple[str, ...]) -> None:
     kb = library
-    retrieval = kb.retriever.search(question, 5)
+    retrieval = kb.parts.retriever.search(question, 5)
     assert gate.refusal(retrieval) is None
-    quotes = PageFinder(kb.store, kb.embedder).find(question, gate.language_of(retrieval), retrieval.passages).quotes
+    quotes = PageFinder(kb.parts.store, kb.parts.embedder).find(question, gate.language_of(retrieval), retrieval.passages).quotes
     assert quotes, [p.text[:80] for p in retrieval.passages]
     quote = quotes[0]
     joined = " ".join(" ".join(q.text.split()) for q in quotes)
@@ -70,7 +70,7 @@ def test_the_quote_is_the_documents_own_answering_sentence(library: Any, questio
     assert Path(quote.source.doc_path).name == file
     # Exact offsets: the quote is the chunk's text there, and the page's.
     assert quote.source.text[quote.span[0]:quote.span[1]] == quote.text
-    page_text = kb.store.source_pages([(quote.source.doc_id, quote.source.page)])[
+    page_text = kb.parts.store.source_pages([(quote.source.doc_id, quote.source.page)])[
         (quote.source.doc_id, quote.source.page)].text
     assert page_text[quote.page_span[0]:quote.page_span[1]] == quote.text
 

@@ -22,6 +22,7 @@ from desktop_app.core.answer.gate import Refusal
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import AnswerFinder, AnswerLog, Generator, Retriever, VerdictStream, Verifier
+from desktop_app.core.text import lang
 from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.types import (
     AnswerCancelled,
@@ -191,7 +192,8 @@ def answer(
         # is weighed by what each source holds of its sentence and its place (core/models/steer.py).
         with clock.timing("steering_s"):
             steering = Steering(
-                refusal=prompts.NO_ANSWER[packed.language], mark_sentences=packed.language == "zh",
+                refusal=prompts.NO_ANSWER[packed.language],
+                mark_sentences=lang.of(packed.language).marks_sentences,
                 sources=tuple((label, evidence.evidence_text(p)) for label, p in source_map.items())
                 if source_map.style is CitationStyle.LABEL else (),
             )

@@ -48,7 +48,7 @@ def test_a_damaged_library_is_rebuilt_in_one_click_with_its_answers(
     try:
         summary = qloop.run_until_complete(asyncio.wait_for(window.open_folder(str(folder)), 300))
         assert summary is not None and summary.documents == 2
-        kb.archive.save_answer("kept-answer", "What is Section 512?", "A safe harbor [1].", "label", "m",
+        kb.parts.archive.save_answer("kept-answer", "What is Section 512?", "A safe harbor [1].", "label", "m",
                                "finished", {"sources": []})
     finally:
         window.close()
