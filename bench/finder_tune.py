@@ -21,6 +21,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import dataclasses  # noqa: E402
 import pickle  # noqa: E402
 import sys  # noqa: E402
 from collections import defaultdict  # noqa: E402
@@ -32,11 +33,12 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import eval_sets  # noqa: E402
-from ledger import holds_answer  # noqa: E402
+from ledger import holds_answer, quotes_evidence  # noqa: E402
 
 from desktop_app.core.answer import finder, gate  # noqa: E402
 
 
+MEASURE = "evidence"  # a quote hits when it quotes the labelled sentence; "answer": holds the answer's keywords
 DUMP_EMBEDDED = 48  # sentences per question embedded by the dump (the finder embeds finder.EMBEDDED)
 
 
@@ -74,6 +76,37 @@ def dump(args: argparse.Namespace) -> None:
     args.out.write_bytes(pickle.dumps(rows))
 
 
+def refeature(rows: list[dict[str, Any]]) -> None:
+    """The rule features again with this version's finder.score (the dump's sentences,
+    places and cosines kept): a new feature is tried without embedding again."""
+    from desktop_app.core.text import words as termlib
+
+    for row in rows:
+        q = row["q"]
+        cands = row["cands"]
+        cos = {(page, start, end): c for (_, _, page, start, end), c in zip(cands, row["cos"], strict=True)}
+        by_page: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+        rebuilt = []
+        for text, f, page, start, end in cands:
+            rebuilt.append(finder.Candidate(page, start, end, text, frozenset(termlib.tokenize(text)),
+                                            int(round(1 / f["rank"] - 1)) if f.get("rank") else 0,
+                                            f.get("inside", 0.0) == 1.0, f.get("pair", 0.0) == -1.0))
+            if f.get("pair", 0.0) != -1.0:
+                by_page[page].append((start, end, text))
+        asking: dict[tuple[int, int], frozenset[str]] = {}
+        for page, pieces in by_page.items():
+            pieces.sort()
+            for a, b in zip(pieces, pieces[1:], strict=False):
+                if finder._ASKS.search(a[2]):
+                    asking[(page, b[0])] = frozenset(termlib.tokenize(a[2]))
+        first = {page: min(start for start, _, _ in pieces) for page, pieces in by_page.items()}
+        rebuilt = [dataclasses.replace(c, asked_before=asking.get((c.page, c.start), frozenset()),
+                                       opens_page=first.get(c.page) == c.start) for c in rebuilt]
+        scored = finder.score(q.question, row["language"], row["kind"], rebuilt, None)
+        row["cands"] = [(c.text, dict(c.features), c.page, c.start, c.end) for c in scored]
+        row["cos"] = [cos[(c.page, c.start, c.end)] for c in scored]
+
+
 def simulate(row: dict[str, Any], weights: dict[str, float], threshold: float, embedded: int) -> str | None:
     cands = row["cands"]
     if row["refused"] or not cands:
@@ -104,7 +137,9 @@ def evaluate(rows: list[dict[str, Any]], weights: dict[str, float], threshold: f
         tally = out[q.language]
         if q.answerable:
             tally[0] += 1
-            tally[1] += int(quote is not None and holds_answer(quote, q.answer))
+            hit = quote is not None and (quotes_evidence(quote, q.evidence) if MEASURE == "evidence"
+                                         else holds_answer(quote, q.answer))
+            tally[1] += int(hit)
         else:
             tally[2] += 1
             tally[3] += int(quote is None)
@@ -126,7 +161,10 @@ def show(result: dict[str, tuple[int, int, int, int]], title: str) -> None:
 
 
 def tune(args: argparse.Namespace) -> None:
+    global MEASURE
+    MEASURE = args.measure
     rows = pickle.loads(args.dump.read_bytes())
+    refeature(rows)
     weights = dict(finder.WEIGHTS)
     threshold = finder.MIN_SCORE
     embedded = finder.EMBEDDED
@@ -159,6 +197,7 @@ def main() -> int:
     p.add_argument("--out", type=Path, required=True)
     p = sub.add_parser("tune")
     p.add_argument("--dump", type=Path, required=True)
+    p.add_argument("--measure", choices=("evidence", "answer"), default="evidence")
     args = parser.parse_args()
     dump(args) if args.command == "dump" else tune(args)
     return 0

@@ -19,7 +19,7 @@ from desktop_app.core.settings import Settings
 from desktop_app.core.types import AnswerFailed, AnswerFinished, AnswerQuoted, AnswerStarted, NoBasis
 from desktop_app.services.knowledge_base import KnowledgeBase
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]  # indexes three real PDFs with e5 (minutes)
 
 DOCS = ("en_rfc2616_http11.pdf", "de_lecturenotes_GeoTopo.pdf", "zh_manual_zhlineskip.pdf")
 

@@ -51,22 +51,25 @@ KINDS = ("date", "amount", "name", "reason", "definition", "yesno")
 # tuning half of the labelled questions in en, de and zh).
 WEIGHTS = {
     "terms": 1.0,  # share of the question's weighted terms the sentence holds
-    "anchors": 0.35,  # share of the question's names and numbers it states
-    "kind": 0.25,  # gives what the question asks for (+) / does not (-)
+    "anchors": 0.1,  # share of the question's names and numbers it states
+    "kind": 0.35,  # gives what the question asks for (+) / does not (-)
     "meaning": 2.0,  # cosine with the question above the request's median
-    "inside": 0.12,  # lies in the chunk search matched
-    "rank": 0.15,  # 1 / (1 + the rank of its passage)
+    "inside": 0.0,  # lies in the chunk search matched
+    "rank": 0.25,  # 1 / (1 + the rank of its passage)
     "short": 0.3,  # too short to answer anything
     "listing": 0.5,  # a contents or index line
     "fragment": 0.2,  # starts in the middle of a sentence ("1] ist keine ...", "and so on")
-    "noise": 0.3,  # mostly symbols: a formula, a table's rule, a garbled line
-    "length": 0.1,  # hundreds of characters: a long quote holds more words by chance
+    "noise": 0.1,  # mostly symbols: a formula, a table's rule, a garbled line
+    "length": 0.15,  # hundreds of characters: a long quote holds more words by chance
     "pair": 0.05,  # two adjacent sentences read as one
+    "asks": 0.75,  # is itself a question (a FAQ's heading restates the question, it answers nothing)
+    "after_question": 1.5,  # follows a question of the page much like this one: its answer
+    "opens_page": 0.05,  # the page's first line: a running head, or a sentence begun on the page before
 }
 MAX_PAIR_CHARS = 400
-MIN_SCORE = 0.45
+MIN_SCORE = 0.5
 SECOND_PART_SHARE = 0.5  # a second quote must hold this share of what the first leaves out
-EMBEDDED = 16  # sentences whose meaning is weighed (the best by the other signals)
+EMBEDDED = 8  # sentences whose meaning is weighed (the best by the other signals)
 MAX_SENTENCE_CHARS = 400  # a longer "sentence" (a run-on table, a list) is cut into pieces
 MIN_CHARS = {"latin": 20, "cjk": 6}
 
@@ -83,6 +86,8 @@ class Candidate:
     passage: int  # the rank of the best retrieved passage on its page
     inside: bool  # within a retrieved chunk
     pair: bool = False  # two adjacent sentences
+    asked_before: frozenset[str] = frozenset()  # the terms of the sentence before, when it asks a question
+    opens_page: bool = False  # starts with the page's first sentence
     features: dict[str, float] = dataclasses.field(default_factory=dict, compare=False)
     score: float = 0.0
 
@@ -231,9 +236,11 @@ def candidates(question: str, passages: Sequence[Passage], pages: Sequence[Sourc
         # break, or an answer that runs over two.
         spans += [(a[0], b[1], True, terms[i] | terms[i + 1])
                   for i, (a, b) in enumerate(zip(pieces, pieces[1:], strict=False)) if b[1] - a[0] <= MAX_PAIR_CHARS]
+        asking = {pieces[i + 1][0]: terms[i] for i in range(len(pieces) - 1) if _ASKS.search(page.text[pieces[i][0]:pieces[i][1]])}
         for start, end, pair, held in spans:
             inside = any(p.char_start <= start and end <= p.char_end for _, p in matched)
-            out.append(Candidate(p_index, start, end, page.text[start:end], held, best_rank, inside, pair))
+            out.append(Candidate(p_index, start, end, page.text[start:end], held, best_rank, inside, pair,
+                                 asking.get(start, frozenset()), bool(pieces) and start == pieces[0][0]))
     return out
 
 
@@ -267,6 +274,9 @@ def score(question: str, language: str, kind: str, found: Sequence[Candidate],
             "noise": -1.0 if _noisy(c.text) else 0.0,
             "length": -len(c.text) / 300.0,
             "pair": -1.0 if c.pair else 0.0,
+            "asks": -1.0 if _ASKS.search(c.text) else 0.0,
+            "after_question": sum(weight[t] for t in c.asked_before & wanted) / total,
+            "opens_page": -1.0 if c.opens_page else 0.0,
         }
         scored.append(dataclasses.replace(c, features=f, score=_total(f)))
     scored.sort(key=lambda c: -c.score)
@@ -282,6 +292,7 @@ def score(question: str, language: str, kind: str, found: Sequence[Candidate],
     return scored
 
 
+_ASKS = re.compile(r"[?？]")
 _FRAGMENT = re.compile(r"[a-zäöüß]|[)\]};:,.]|\d+[)\]]")
 _SYMBOL = re.compile(r"[^\w\s]|\d", re.UNICODE)
 
