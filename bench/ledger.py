@@ -8,7 +8,7 @@ follows the path an answer takes and says where the answer was lost:
 - ``source``: the page was retrieved but the answering sentence is in no source the model
   would be given (the right page, the wrong chunk);
 - ``finder``: it is in a source, but the answer finder did not quote it;
-- ``read``: quoted, but not in what the model reads (must be zero);
+- ``read``: quoted, but the quote is not whole in what the model reads (must be zero);
 - ``kept``: the quote holds the answering sentence and the model reads it.
 
 "The answering sentence" is the question's ``evidence`` (copied from the page); a source
@@ -136,8 +136,9 @@ def run_question(q: eval_sets.Question, retriever: Any, page_finder: finder.Page
         row.stage = "source"
     elif not any(quotes_evidence(qt.text, q.evidence) for qt in quotes):
         row.stage = "finder"
-    elif not any(holds_evidence(evidence.evidence_text(p), q.evidence) for p in read):
-        row.stage = "read"
+    elif not all(any(" ".join(qt.text.split()) in " ".join(evidence.evidence_text(p).split()) for p in read)
+                 for qt in quotes):
+        row.stage = "read"  # a quote the model does not read whole (must never happen)
     else:
         row.stage = "kept"
     # Before the finder: was the sentence in a retrieved chunk at all?

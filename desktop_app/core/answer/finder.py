@@ -53,7 +53,7 @@ WEIGHTS = {
     "terms": 1.0,  # share of the question's weighted terms the sentence holds
     "anchors": 0.1,  # share of the question's names and numbers it states
     "kind": 0.35,  # gives what the question asks for (+) / does not (-)
-    "meaning": 2.0,  # cosine with the question above the request's median
+    "meaning": 4.0,  # cosine with the question above the request's median
     "inside": 0.0,  # lies in the chunk search matched
     "rank": 0.25,  # 1 / (1 + the rank of its passage)
     "short": 0.3,  # too short to answer anything
@@ -464,15 +464,16 @@ class PageFinder:
         s = self._embedder.embed_passages(list(sentences))
         return [float(x) for x in np.asarray(s @ q[0]).ravel()]
 
-    def _source_of(self, page: SourcePage, start: int, end: int) -> Passage | None:
-        ckey = chunk_holding(page, start, end)
-        if ckey is None:
-            return None
-        return self._index.passages([ckey]).get(ckey)
-
     def find(self, question: str, language: str, passages: Sequence[Passage]) -> Found:
         pages = self._index.source_pages([(p.doc_id, p.page) for p in passages])
-        finding = find(question, language, passages, list(pages.values()), self._source_of,
+        # Every chunk of those pages in one query: the quote's and each page's best sentence's.
+        chunks = self._index.passages([ckey for page in pages.values() for ckey, _, _ in page.chunks])
+
+        def source_of(page: SourcePage, start: int, end: int) -> Passage | None:
+            ckey = chunk_holding(page, start, end)
+            return chunks.get(ckey) if ckey is not None else None
+
+        finding = find(question, language, passages, list(pages.values()), source_of,
                        self._meaning if self._embedder is not None else None, self._min_score)
         self.last = finding
         return Found(finding.quotes, finding.more)
