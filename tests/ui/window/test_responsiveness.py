@@ -143,7 +143,7 @@ def test_real_answer_streaming_while_indexing_does_not_stall_the_window(  # noqa
     try:
         summary = run(window.open_folder(str(asked)), timeout=600)
         assert summary is not None and summary.documents == 1 and not summary.failed
-        embedder = kb.embedder  # the real one, opened by the first folder's run
+        embedder = kb.parts.embedder  # the real one, opened by the first folder's run
         hold = HeldIndexing(embedder.embed_passages)
         monkeypatch.setattr(embedder, "embed_passages", hold)
 
