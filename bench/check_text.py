@@ -67,7 +67,7 @@ async def main(rounds: int, keep: Path | None) -> None:
                 sentences += event.event == "sentence_check"
             per_sentence[name].append((time.perf_counter() - started) / sentences)
     for name, kb in kbs.items():
-        passages = len(kb.store.chunk_ids())
+        passages = len(kb.parts.store.chunk_ids())
         median = statistics.median(per_sentence[name])
         print(f"{name:<6} {passages:>5} passages  {median:.3f} s/sentence (median of {rounds} rounds, "
               f"{sentences} sentences)")

@@ -115,7 +115,7 @@ def main() -> None:
     budgets = [int(b) for b in args.budgets.split(",")]
     rows = []
     for q in load_questions(args.sets.split(",")):
-        retrieval = kb.retriever.search(q["question"], args.sources)
+        retrieval = kb.parts.retriever.search(q["question"], args.sources)
         passages = list(retrieval.passages)
         old = sources_text(q["question"], passages)
         row = {"half": q["half"], "set": q["set"], "old": (holds(old, q["answer"]), count(old))}

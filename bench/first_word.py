@@ -59,11 +59,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 DATA = REPO / "bench" / "data"
 
-SHOWN = (
-    "model_busy_s", "model_start_s", "embedder_load_s", "embed_s", "search_s", "gate_s",
-    "evidence_s", "pack_s", "steering_s", "probe_s", "prefill_s", "first_decode_s",
-    "to_visible_word_s", "first_token_s", "first_word_s",
-)
+from desktop_app.core.types import FIRST_WORD_STEP_NAMES  # noqa: E402
+
+# Each step before the first word, in the order they run (the one list: core/types), then
+# the two totals.
+SHOWN = tuple(step for step, _ in FIRST_WORD_STEP_NAMES) + ("first_token_s", "first_word_s")
 
 
 def half(qid: str) -> str:
@@ -233,13 +233,14 @@ def _prompts(args: argparse.Namespace, generator: Any) -> list[tuple[list[dict[s
     """The packed prompts (and steering) of the questions, as answering.answer builds them."""
     from desktop_app.core.answer import evidence, gate, prompts
     from desktop_app.core.answer.citations import SourceMap
+    from desktop_app.core.text import lang
     from desktop_app.core.types import CitationStyle, Steering
     from desktop_app.services.knowledge_base import KnowledgeBase
 
     kb = KnowledgeBase(args.db, _settings(args))
     out = []
     for _, question in questions(args.half):
-        retrieval = kb.retriever.search(question, 5)
+        retrieval = kb.parts.retriever.search(question, 5)
         if gate.refusal(retrieval) is not None:
             continue
         passages = evidence.select(question, retrieval.passages, budget_tokens=280)
@@ -247,7 +248,8 @@ def _prompts(args: argparse.Namespace, generator: Any) -> list[tuple[list[dict[s
         packed = prompts.build_prompt(question, [(label, source_map.marker(label), p) for label, p in source_map.items()],
                                       count_tokens=generator.count_tokens, context_tokens=generator.context_tokens,
                                       answer_tokens=args.max_tokens)
-        steering = Steering(refusal=prompts.NO_ANSWER[packed.language], mark_sentences=packed.language == "zh",
+        steering = Steering(refusal=prompts.NO_ANSWER[packed.language],
+                            mark_sentences=lang.of(packed.language).marks_sentences,
                             sources=tuple((label, evidence.evidence_text(p)) for label, p in source_map.items()))
         out.append((packed.messages, steering))
     asyncio.run(kb.close())
@@ -418,8 +420,8 @@ def history_cost(args: argparse.Namespace) -> None:
     built = []
     for pair in chosen:
         searched = standalone(pair["follow_up"], [pair["first"]]).searched
-        first = kb.retriever.search(pair["first"], 5).passages
-        retrieval = kb.retriever.search(searched, 5)
+        first = kb.parts.retriever.search(pair["first"], 5).passages
+        retrieval = kb.parts.retriever.search(searched, 5)
         passages = evidence.select(searched, retrieval.passages, budget_tokens=280)
         source_map = SourceMap.build(passages, CitationStyle.LABEL)
         sources = [(label, source_map.marker(label), p) for label, p in source_map.items()]

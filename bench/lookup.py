@@ -64,7 +64,7 @@ def main() -> None:
     questions = [q for q in load_questions(["corpus"]) if args.half == "all" or q["half"] == args.half][: args.limit]
     rows = []
     for n, q in enumerate(questions):
-        retrieval = kb.retriever.search(q["question"], 5)
+        retrieval = kb.parts.retriever.search(q["question"], 5)
         kept = evidence.select(q["question"], retrieval.passages, count_tokens=gen.count_tokens)
         source_map = SourceMap.build(kept)
         packed = prompts.build_prompt(

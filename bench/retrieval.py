@@ -203,8 +203,8 @@ def evaluate(store: Store, retriever: Retriever, questions: Sequence[Question]) 
     out = []
     retriever.search("warm up the caches", 5)
     for q in questions:
-        cjk = termlib.question_language(q.text) == "zh"
         fused = retriever.search(q.text, 5)
+        cjk = fused.cjk  # the script retrieval ranked the question in
         ranks = {
             method: _first_hit(retriever.search(q.text, 5, fusion=alone(method, cjk)).passages, q)
             for method in ("bm25", "dense")

@@ -30,12 +30,15 @@ from desktop_app.core import logs
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
+    AnswerCancelled,
+    AnswerFailed,
     AnswerFinished,
     AnswerStarted,
     CitationFound,
     CitationStyle,
     ClaimVerdict,
     FileIndexed,
+    HistoryEntry,
     IndexProgress,
     IndexSummary,
     LibraryMovedAside,
@@ -189,7 +192,7 @@ def _knowledge_base(args: argparse.Namespace) -> Any:
         settings.validate()
     keep_model_s = 0.0
     if getattr(args, "keep_alive", False) and settings.answer_model != settings_mod.SERVER:
-        from desktop_app.services.models_service import keep_alive_seconds
+        from desktop_app.services.model_install import keep_alive_seconds
 
         keep_model_s = keep_alive_seconds()
     return KnowledgeBase(db_path=args.db, settings=settings, keep_model_s=keep_model_s)
@@ -263,8 +266,8 @@ async def _ask(args: argparse.Namespace) -> int:
                                   scope=args.within, follow_up=args.follow_up, searched=args.searched):
             if args.json:
                 _print_json(event.to_json())
-                if event.event == "failed":
-                    failed = 2 if event.known else max(int(failed), 1)  # type: ignore[union-attr]
+                if isinstance(event, AnswerFailed):
+                    failed = 2 if event.known else max(failed, 1)
                 continue
             if isinstance(event, AnswerStarted):
                 sources = {s.id: s for s in event.sources}
@@ -303,16 +306,16 @@ async def _ask(args: argparse.Namespace) -> int:
                 pass
             elif isinstance(event, CitationFound):
                 pass
-            elif event.event == "failed":
-                print(f"\nfolio: {event.error}", file=sys.stderr)  # type: ignore[union-attr]
+            elif isinstance(event, AnswerFailed):
+                print(f"\nfolio: {event.error}", file=sys.stderr)
                 # The environment's fault (a model that cannot load or crashed): 2, as for
                 # every KnownError; a bug: 1.
-                failed = 2 if event.known else max(int(failed), 1)  # type: ignore[union-attr]
-            elif event.event == "cancelled":
+                failed = 2 if event.known else max(failed, 1)
+            elif isinstance(event, AnswerCancelled):
                 print("\n(stopped)")
     finally:
         await kb.close()
-    return int(failed)
+    return failed
 
 
 def _document(title: str, path: str) -> str:
@@ -369,17 +372,17 @@ async def _history(args: argparse.Namespace) -> int:
     finally:
         await kb.close()
     if args.json:
-        _print_json(rows)
+        _print_json([row.to_json() for row in rows])
         return 0
     # Newest conversation first; its turns in the order they were asked, indented.
-    conversations: dict[str, list[Any]] = {}
+    conversations: dict[str, list[HistoryEntry]] = {}
     for row in rows:
-        conversations.setdefault(row.get("conversation_id") or row["answer_id"], []).append(row)
+        conversations.setdefault(row.conversation_id or row.answer_id, []).append(row)
     for turns in conversations.values():
         for n, row in enumerate(reversed(turns)):
-            within = f"  (within {', '.join(row['scope'])})" if row.get("scope") and n == 0 else ""
+            within = f"  (within {', '.join(row.scope)})" if row.scope and n == 0 else ""
             lead = "" if n == 0 else "  ↳ "
-            print(f"{row['answer_id'][:12]}  {row['created_at'][:19]}  {row['status']:<9} {lead}{row['question']}{within}")
+            print(f"{row.answer_id[:12]}  {row.created_at[:19]}  {row.status:<9} {lead}{row.question}{within}")
     return 0
 
 
@@ -432,7 +435,7 @@ async def _embed(args: argparse.Namespace) -> int:
 
 
 def _models(args: argparse.Namespace) -> int:
-    from desktop_app.services import models_service as models
+    from desktop_app.services import model_install as models
 
     if args.models_command == "stop":
         stopped = models.stop_kept_models()

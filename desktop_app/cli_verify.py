@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop_app.core.errors import KnownError
+from desktop_app.core.types import CheckFinished, SentenceCheck, TextToCheck
 
 SENTENCE_CHARS = 70  # the sentence as the human output shows it
 QUOTE_CHARS = 90  # the passage quote as the human output shows it
@@ -78,13 +79,13 @@ async def run(args: argparse.Namespace, make_kb: Any) -> int:
             if args.json:
                 sys.stdout.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
                 continue
-            if event.event == "check_started":
+            if isinstance(event, TextToCheck):
                 kind = "an answer exported by Folio" if event.exported else "a text"
                 title = f" “{event.title}”" if event.title else ""
                 print(f"Checking {kind}{title}: {len(event.sentences)} sentences.")
-            elif event.event == "sentence_check":
+            elif isinstance(event, SentenceCheck):
                 print(_line(event))
-            elif event.event == "check_finished":
+            elif isinstance(event, CheckFinished):
                 counts = event.counts
         sys.stdout.flush()
     finally:
@@ -94,7 +95,7 @@ async def run(args: argparse.Namespace, make_kb: Any) -> int:
     return 0
 
 
-def _line(check: Any) -> str:
+def _line(check: SentenceCheck) -> str:
     """`` 3 supported    rfc6455.pdf p. 31   “If 126, the following 2 bytes…”  ← sentence``."""
     verdict = str(check.verdict)
     if check.source is None and not check.where:

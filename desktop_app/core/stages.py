@@ -20,10 +20,10 @@ from desktop_app.core.types import (
     ExtractedDocument,
     FileRecord,
     GenerationStats,
-    JsonObject,
     PageText,
     Passage,
     Retrieval,
+    SavedAnswer,
     Steering,
 )
 
@@ -217,9 +217,7 @@ class JudgeCache(Protocol):
 class AnswerLog(JudgeCache, Protocol):
     """Where answers are kept (the history) with the judge's cache; ``Store`` implements it."""
 
-    def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
-                    status: str, payload: JsonObject, scope: Sequence[str] = (),
-                    conversation_id: str = "") -> None: ...
+    def keep(self, record: SavedAnswer) -> None: ...
 
 
 class Verifier(Protocol):

@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from desktop_app.core.errors import KnownError
+from desktop_app.core.settings import Settings
 from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
     AnswerFinished,
     FirstWordClock,
-    JsonObject,
+    HistoryEntry,
+    SavedAnswer,
 )
-from desktop_app.services.area import Area, Root
+from desktop_app.services.bridge import ThreadBridge
 from desktop_app.services.library import LibraryService
-from desktop_app.services.model_runtime import ModelService
+from desktop_app.services.model_run import ModelService
+from desktop_app.services.parts import SharedParts
 
 if TYPE_CHECKING:
     from desktop_app.core.answer.followup import Conversation
@@ -29,9 +32,12 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class AnswersService(Area):
-    def __init__(self, kb: Root, library: LibraryService, models: ModelService) -> None:
-        super().__init__(kb)
+class AnswersService:
+    def __init__(self, settings: Settings, parts: SharedParts, bridge: ThreadBridge, library: LibraryService,
+                 models: ModelService) -> None:
+        self._settings = settings
+        self._parts = parts  # the answers file, the library file, the embedder, the retriever
+        self._bridge = bridge
         self._library = library  # a question's scope
         self._models = models  # the answer model
 
@@ -43,18 +49,16 @@ class AnswersService(Area):
         such answer. Reads the answers file: call it on a worker thread."""
         from desktop_app.core.answer import followup
 
-        record = self.archive.answer(follow_up)
+        record = self._parts.archive.answer(follow_up)
         if record is None:
             raise KnownError(f"No saved answer {follow_up} to follow up.",
                              "Name an answer id from `folio history` (or --json's answer_started).")
-        turns = self.archive.conversation(str(record["conversation_id"]))
-        ids = [str(t["answer_id"]) for t in turns]
-        turns = turns[: ids.index(record["answer_id"]) + 1] if record["answer_id"] in ids else [record]
-        previous = [str(t.get("searched") or t["question"]) for t in turns]
-        chosen = (searched or "").strip() or followup.standalone(question, previous).searched
-        return (followup.Conversation(str(record["conversation_id"]),
-                                      tuple((str(t["question"]), str(t["text"])) for t in turns), chosen),
-                tuple(record.get("scope") or ()))
+        turns = self._parts.archive.conversation(record.conversation)
+        ids = [t.answer_id for t in turns]
+        turns = turns[: ids.index(record.answer_id) + 1] if record.answer_id in ids else [record]
+        chosen = (searched or "").strip() or followup.standalone(question, [t.asked for t in turns]).searched
+        return (followup.Conversation(record.conversation, tuple((t.question, t.text) for t in turns), chosen),
+                record.scope)
 
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
@@ -64,7 +68,7 @@ class AnswersService(Area):
         from desktop_app.core.answer import answering
         from desktop_app.core.verdicts import Verifier
 
-        settings = self.settings
+        settings = self._settings
         if style:
             settings = settings.replace(citation_style=style)
         if max_tokens:
@@ -90,8 +94,8 @@ class AnswersService(Area):
                 if conversation is not None and replaces:
                     conversation = dataclasses.replace(conversation, replaces=replaces)
                 with clock.timing("embedder_load_s"):
-                    self.embedder  # noqa: B018
-                retriever = self.retriever
+                    self._parts.embedder  # noqa: B018
+                retriever = self._parts.retriever
                 within = self._library.within(asked_within)
             except KnownError as exc:
                 emit(AnswerFailed(error=str(exc), known=True))
@@ -103,10 +107,10 @@ class AnswersService(Area):
                     finished.append(event.answer_id)
                 emit(event)
 
-            archive = self.archive
+            archive = self._parts.archive
             failures = archive.write_failures
             answering.answer(
-                question, retriever=retriever, store=self.store, generator_factory=generator,
+                question, retriever=retriever, store=self._parts.store, generator_factory=generator,
                 settings=settings, emit=watch, should_cancel=cancelled, verifier=Verifier(), scope=within,
                 clock=clock, conversation=conversation,
             )
@@ -114,32 +118,32 @@ class AnswersService(Area):
                 problem = archive.last_failure
                 emit(AnswerFailed(error=f"This answer is shown but was not saved: {problem}", known=True))
 
-        async for event in self._stream(self._llm_pool, work):
+        async for event in self._bridge.stream(self._bridge.llm_pool, work):
             yield event
 
-    async def history(self) -> list[JsonObject]:
+    async def history(self) -> list[HistoryEntry]:
         """Saved answers, from their own file: they list while another process holds the
         index, and after the index is lost."""
-        return await self._call(self._query_pool, lambda: self.archive.answers())
+        return await self._bridge.call(self._bridge.query_pool, lambda: self._parts.archive.answers())
 
-    async def conversation(self, answer_id: str) -> list[JsonObject]:
+    async def conversation(self, answer_id: str) -> list[SavedAnswer]:
         """Every saved answer of the conversation ``answer_id`` belongs to, oldest first,
         each with its sources' state as of now (empty: no such answer)."""
         from desktop_app.core.library.history import annotate_staleness
 
-        def read() -> list[JsonObject]:
-            record = self.archive.answer(answer_id)
+        def read() -> list[SavedAnswer]:
+            record = self._parts.archive.answer(answer_id)
             if record is None:
                 return []
-            turns = self.archive.conversation(str(record["conversation_id"]))
+            turns = self._parts.archive.conversation(record.conversation)
             try:
-                store = self.store
+                store = self._parts.store
             except KnownError as exc:
                 logger.info("sources of conversation %s not checked: %s", answer_id, exc)
                 return turns
             return [annotate_staleness(store, turn) for turn in turns]
 
-        return await self._call(self._query_pool, read)
+        return await self._bridge.call(self._bridge.query_pool, read)
 
     async def export_conversation(self, answer_id: str, fmt: str = "markdown") -> str | None:
         """The whole conversation ``answer_id`` belongs to: Markdown, each turn with its
@@ -149,21 +153,21 @@ class AnswersService(Area):
         turns = await self.conversation(answer_id)
         return export_conversation(turns, fmt) if turns else None
 
-    async def answer_record(self, answer_id: str) -> JsonObject | None:
+    async def answer_record(self, answer_id: str) -> SavedAnswer | None:
         from desktop_app.core.library.history import annotate_staleness
 
-        def read() -> JsonObject | None:
-            record = self.archive.answer(answer_id)
+        def read() -> SavedAnswer | None:
+            record = self._parts.archive.answer(answer_id)
             if record is None:
                 return None
             try:
-                store = self.store
+                store = self._parts.store
             except KnownError as exc:  # busy or damaged: the answer without its sources' state
                 logger.info("sources of answer %s not checked: %s", answer_id, exc)
                 return record
             return annotate_staleness(store, record)
 
-        return await self._call(self._query_pool, read)
+        return await self._bridge.call(self._bridge.query_pool, read)
 
     async def export_answer(self, answer_id: str, fmt: str = "markdown") -> str | None:
         """A saved answer as Markdown with footnotes (``"markdown"``) or as its audit record
@@ -176,4 +180,5 @@ class AnswersService(Area):
         return export_json(record) + "\n" if fmt == "json" else export_markdown(record)
 
     async def delete_answer(self, answer_id: str) -> bool:
-        return await self._call(self._query_pool, lambda: self.archive.delete_answer(answer_id))
+        return await self._bridge.call(self._bridge.query_pool,
+                                       lambda: self._parts.archive.delete_answer(answer_id))

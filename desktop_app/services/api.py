@@ -12,23 +12,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
     AnswerEvent,
+    CheckEvent,
     DocumentInfo,
     DocumentPart,
+    HistoryEntry,
     IndexEvent,
     JsonObject,
     LibraryMovedAside,
     OcrLine,
     Passage,
+    SavedAnswer,
     SourceState,
 )
-
-if TYPE_CHECKING:
-    from desktop_app.services.checking import CheckEvent
 
 
 class LibraryAPI(Protocol):
@@ -103,13 +103,13 @@ class AnswersAPI(Protocol):
         answer_started carries ``searched`` and ``conversation_id``."""
         ...
 
-    async def history(self) -> list[JsonObject]:
+    async def history(self) -> list[HistoryEntry]:
         """Saved answers, newest first: answer_id, question, status, created_at, model_id,
         scope (the paths it was asked within; empty: the whole library), conversation_id
         (the first answer of its conversation)."""
         ...
 
-    async def conversation(self, answer_id: str) -> list[JsonObject]:
+    async def conversation(self, answer_id: str) -> list[SavedAnswer]:
         """The saved answers of the conversation ``answer_id`` belongs to, oldest first,
         each as :meth:`answer_record` gives it (empty: no such answer)."""
         ...
@@ -118,7 +118,7 @@ class AnswersAPI(Protocol):
         """The conversation ``answer_id`` belongs to, every turn: Markdown or JSON."""
         ...
 
-    async def answer_record(self, answer_id: str) -> JsonObject | None:
+    async def answer_record(self, answer_id: str) -> SavedAnswer | None:
         """A saved answer (question, text, sources, citations, claims, hallucinated, reason)
         with ``source_states`` (id -> current / changed / removed) as of now."""
         ...

@@ -2,8 +2,8 @@
 Text…): :class:`CheckingService` runs the work below on the facade's worker threads, with
 the answer model as judge when wanted. Qt-free.
 
-The window and the CLI import the event types from here (they reach the core only
-through services).
+The events it yields (:data:`CheckEvent`: the text as read, a check per sentence, the
+totals) are values of core/types/events.py, where the window and the CLI import them.
 """
 
 from __future__ import annotations
@@ -13,29 +13,25 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 
 from desktop_app.core.errors import KnownError
 from desktop_app.core.library.store import Store
+from desktop_app.core.settings import Settings
 from desktop_app.core.stages import JudgeCache, Retriever
-from desktop_app.core.types import JsonObject
+from desktop_app.core.types import CheckEvent, JsonObject
 from desktop_app.core.verdicts import (
     BadClaimLine,
-    CheckFinished,
     Judge,
-    SentenceCheck,
-    TextToCheck,
     check_claim,
     claim_result,
     read_claims_line,
     read_text,
 )
 from desktop_app.core.verdicts import check_text as check_document
-from desktop_app.services.area import Area, Root
-from desktop_app.services.model_runtime import ModelService
+from desktop_app.services.bridge import ThreadBridge
+from desktop_app.services.model_run import ModelService
+from desktop_app.services.parts import SharedParts
 
-__all__ = ["CheckEvent", "CheckFinished", "CheckingService", "SentenceCheck", "TextToCheck", "check_claims",
-           "check_text"]
+__all__ = ["CheckingService", "check_claims", "check_text"]
 
 logger = logging.getLogger(__name__)
-
-CheckEvent = TextToCheck | SentenceCheck | CheckFinished
 
 
 def check_text(text: str, name: str, retriever: Retriever, store: Store,
@@ -78,9 +74,11 @@ def check_claims(lines: Iterable[str], emit: Callable[[JsonObject], None], cance
         emit({"line": number, **result})
 
 
-class CheckingService(Area):
-    def __init__(self, kb: Root, models: ModelService) -> None:
-        super().__init__(kb)
+class CheckingService:
+    def __init__(self, settings: Settings, parts: SharedParts, bridge: ThreadBridge, models: ModelService) -> None:
+        self._settings = settings
+        self._parts = parts  # the retriever and the library file
+        self._bridge = bridge
         self._models = models  # the judge is the answer model
 
     async def check_text(self, text: str, name: str = "", judge: bool | None = None) -> AsyncIterator[CheckEvent]:
@@ -88,26 +86,28 @@ class CheckingService(Area):
         against the library: the text as read, then a verdict event per sentence with its
         best supporting passage, then the totals (:func:`check_text`). ``judge`` (default:
         Settings) asks the answer model about the sentences the rules are unsure of."""
-        use_judge = self.settings.judge if judge is None else judge
+        use_judge = self._settings.judge if judge is None else judge
 
         def work(emit: Callable[[CheckEvent], None], cancelled: Callable[[], bool]) -> None:
-            check_text(text, name, self.retriever, self.store, emit, cancelled,
-                       self._judge(use_judge, judge is True, cancelled, self.store),
-                       self.settings.judge_budget_s)
+            check_text(text, name, self._parts.retriever, self._parts.store, emit, cancelled,
+                       self._judge(use_judge, judge is True, cancelled, self._parts.store),
+                       self._settings.judge_budget_s)
 
         # With the judge, on the answer model's one thread (retrieval runs there for ask too).
-        async for event in self._stream(self._llm_pool if use_judge else self._query_pool, work):
+        pool = self._bridge.llm_pool if use_judge else self._bridge.query_pool
+        async for event in self._bridge.stream(pool, work):
             yield event
 
     async def check_claims(self, lines: Sequence[str], judge: bool | None = None) -> AsyncIterator[JsonObject]:
         """A verdict per ``--claims`` JSONL line (sentence, passages, cited ids), in order;
         needs no library. ``judge`` (default: Settings) as for an answer's sentences."""
-        use_judge = self.settings.judge if judge is None else judge
+        use_judge = self._settings.judge if judge is None else judge
 
         def work(emit: Callable[[JsonObject], None], cancelled: Callable[[], bool]) -> None:
             check_claims(lines, emit, cancelled, self._judge(use_judge, judge is True, cancelled, None))
 
-        async for result in self._stream(self._llm_pool if use_judge else self._query_pool, work):
+        pool = self._bridge.llm_pool if use_judge else self._bridge.query_pool
+        async for result in self._bridge.stream(pool, work):
             yield result
 
     def _judge(self, wanted: bool, required: bool, cancelled: Callable[[], bool],
@@ -124,4 +124,4 @@ class CheckingService(Area):
                 raise
             logger.warning("checking without the judge: %s", exc)
             return None
-        return Judge(generator, cache, cancelled, max_judged=1, budget_s=self.settings.judge_budget_s)
+        return Judge(generator, cache, cancelled, max_judged=1, budget_s=self._settings.judge_budget_s)

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from desktop_app.core.errors import KnownError, LibraryError
+from desktop_app.core.settings import Settings
 from desktop_app.core.types import (
     DocumentInfo,
     DocumentPart,
@@ -18,12 +19,18 @@ from desktop_app.core.types import (
     Passage,
     SourceState,
 )
-from desktop_app.services.area import Area
+from desktop_app.services.bridge import ThreadBridge
+from desktop_app.services.parts import SharedParts
 
 logger = logging.getLogger(__name__)
 
 
-class LibraryService(Area):
+class LibraryService:
+    def __init__(self, settings: Settings, parts: SharedParts, bridge: ThreadBridge) -> None:
+        self._settings = settings
+        self._parts = parts  # the library and answers files, the embedder, the retriever
+        self._bridge = bridge
+
     async def index(
         self, folder: str | Path, passwords: dict[str, str] | None = None
     ) -> AsyncIterator[IndexEvent]:
@@ -34,13 +41,13 @@ class LibraryService(Area):
         def work(emit: Callable[[IndexEvent], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
 
-            store, embedder = self.store, self.embedder
-            self.archive.remember_folder(str(folder.resolve()))  # what a repair rebuilds from
-            indexer = Indexer(store, embedder, parse_timeout_s=self.settings.parse_timeout_s,
-                              ocr=self.settings.ocr)
+            store, embedder = self._parts.store, self._parts.embedder
+            self._parts.archive.remember_folder(str(folder.resolve()))  # what a repair rebuilds from
+            indexer = Indexer(store, embedder, parse_timeout_s=self._settings.parse_timeout_s,
+                              ocr=self._settings.ocr)
             emit(indexer.run(folder, emit, cancelled, passwords))
 
-        async for event in self._stream(self._index_pool, work, "indexing"):
+        async for event in self._bridge.stream(self._bridge.index_pool, work, "indexing"):
             yield event
 
     async def problem(self) -> KnownError | None:
@@ -50,14 +57,14 @@ class LibraryService(Area):
 
         def probe() -> KnownError | None:
             try:
-                self.store.verify()
+                self._parts.store.verify()
             except KnownError as exc:
                 if isinstance(exc, LibraryError):
-                    self._drop_store()
+                    self._parts.drop_store()
                 return exc
             return None
 
-        return await self._call(self._query_pool, probe)
+        return await self._bridge.call(self._bridge.query_pool, probe)
 
     async def repair(self, folders: Sequence[str | Path] = ()) -> AsyncIterator[IndexEvent | LibraryMovedAside]:
         """Move a library that cannot be read aside (renamed ``<name>.damaged-<time>``, never
@@ -75,21 +82,21 @@ class LibraryService(Area):
         def work(emit: Callable[[IndexEvent | LibraryMovedAside], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
 
-            self._drop_store()
-            problem = repair.check(self.db_path)
+            self._parts.drop_store()
+            problem = repair.check(self._parts.db_path)
             if problem is None:
-                raise KnownError(f"The library {self.db_path} reads whole: nothing to repair.",
+                raise KnownError(f"The library {self._parts.db_path} reads whole: nothing to repair.",
                                  "Use `folio index FOLDER` to bring it up to date.")
             if not repair.needs_repair(problem):
                 raise problem  # busy, a full disk, permissions: moving the file would not help
-            archive = self.archive
-            moved = repair.move_aside(self.db_path)
+            archive = self._parts.archive
+            moved = repair.move_aside(self._parts.db_path)
             repair.salvage_answers(moved, archive)
             known = archive.folders()
             todo = list(dict.fromkeys(known + extra))
-            emit(LibraryMovedAside(path=str(self.db_path), moved_to=str(moved), problem=str(problem),
+            emit(LibraryMovedAside(path=str(self._parts.db_path), moved_to=str(moved), problem=str(problem),
                                    folders=tuple(todo), answers=len(archive.answers())))
-            store, embedder = self.store, self.embedder
+            store, embedder = self._parts.store, self._parts.embedder
             for folder in todo:
                 if cancelled():
                     break
@@ -97,20 +104,20 @@ class LibraryService(Area):
                     logger.warning("cannot rebuild from %s: it is gone", folder)
                     continue
                 archive.remember_folder(folder)
-                indexer = Indexer(store, embedder, parse_timeout_s=self.settings.parse_timeout_s,
-                                  ocr=self.settings.ocr)
+                indexer = Indexer(store, embedder, parse_timeout_s=self._settings.parse_timeout_s,
+                                  ocr=self._settings.ocr)
                 emit(indexer.run(folder, emit, cancelled))
 
-        async for event in self._stream(self._index_pool, work, "rebuilding the library"):
+        async for event in self._bridge.stream(self._bridge.index_pool, work, "rebuilding the library"):
             yield event
 
     async def reindex(self) -> AsyncIterator[IndexEvent]:
         def work(emit: Callable[[IndexEvent], None], cancelled: Callable[[], bool]) -> None:
             from desktop_app.core.ingest.indexing import Indexer
 
-            Indexer(self.store, self.embedder).reindex(emit, cancelled)
+            Indexer(self._parts.store, self._parts.embedder).reindex(emit, cancelled)
 
-        async for event in self._stream(self._index_pool, work, "rebuilding the search data"):
+        async for event in self._bridge.stream(self._bridge.index_pool, work, "rebuilding the search data"):
             yield event
 
     def within(self, scope: Sequence[str | Path]) -> tuple[str, ...]:
@@ -118,7 +125,7 @@ class LibraryService(Area):
         holds no indexed document. Reads the library: call it on a worker thread."""
         resolved = tuple(dict.fromkeys(str(Path(p).expanduser().resolve()) for p in scope))
         for path in resolved:
-            if not self.store.files_within([path]):
+            if not self._parts.store.files_within([path]):
                 raise KnownError(
                     f"{path} holds no document of the library.",
                     "Ask within a PDF or a folder that was indexed (folio index FOLDER).",
@@ -127,18 +134,19 @@ class LibraryService(Area):
 
     async def search(self, query: str, k: int = 10, scope: Sequence[str | Path] = ()) -> list[Passage]:
         def find() -> list[Passage]:
-            return self.retriever.search(query, k, scope=self.within(scope)).passages
+            return self._parts.retriever.search(query, k, scope=self.within(scope)).passages
 
-        return await self._call(self._query_pool, find)
+        return await self._bridge.call(self._bridge.query_pool, find)
 
     async def documents(self, folder: str | Path | None = None) -> list[DocumentInfo]:
         where = str(Path(folder).expanduser().resolve()) if folder else None
-        return await self._call(self._query_pool, lambda: self.store.documents(where))
+        return await self._bridge.call(self._bridge.query_pool, lambda: self._parts.store.documents(where))
 
     async def source_state(self, chunk_id: str, doc_id: str) -> SourceState:
         from desktop_app.core.library.history import source_state
 
-        return await self._call(self._query_pool, lambda: source_state(self.store, chunk_id, doc_id))
+        return await self._bridge.call(self._bridge.query_pool,
+                                       lambda: source_state(self._parts.store, chunk_id, doc_id))
 
     async def ocr_lines(self, doc_id: str, page: int, char_start: int, char_end: int) -> list[OcrLine]:
         """The OCR lines of a page holding ``char_start:char_end`` of its text (none on a
@@ -146,13 +154,13 @@ class LibraryService(Area):
         from desktop_app.core.ingest.ocr import view_lines
 
         def work() -> list[OcrLine]:
-            geometry = self.store.page_geometry(doc_id, page)
+            geometry = self._parts.store.page_geometry(doc_id, page)
             if geometry is None:
                 return []
-            lines = self.store.ocr_lines(doc_id, page, char_start, char_end)
+            lines = self._parts.store.ocr_lines(doc_id, page, char_start, char_end)
             return view_lines(lines, *geometry)
 
-        return await self._call(self._query_pool, work)
+        return await self._bridge.call(self._bridge.query_pool, work)
 
     async def document_part(self, document: str, page: int) -> DocumentPart | None:
         """Part ``page`` of a reflowable document (by its doc_id, or the path of a file in
@@ -160,10 +168,10 @@ class LibraryService(Area):
         def work() -> DocumentPart | None:
             doc_id = document
             if "/" in document or "\\" in document:
-                record = self.store.file_record(str(Path(document).expanduser().resolve()))
+                record = self._parts.store.file_record(str(Path(document).expanduser().resolve()))
                 if record is None or record.doc_id is None:
                     return None
                 doc_id = record.doc_id
-            return self.store.document_part(doc_id, page)
+            return self._parts.store.document_part(doc_id, page)
 
-        return await self._call(self._query_pool, work)
+        return await self._bridge.call(self._bridge.query_pool, work)

@@ -59,5 +59,5 @@ def test_disk_full_while_indexing_then_resume_equals_a_clean_run(tmp_path: Path,
         assert_consistent(lib)
         assert_same_library(lib, library(tmp_path / "clean.duckdb"))
         archive = AnswerArchive(disk / "library.answers.sqlite")
-        assert sorted(a["answer_id"] for a in archive.answers()) == ["answer0", "answer1", "answer2"]
+        assert sorted(a.answer_id for a in archive.answers()) == ["answer0", "answer1", "answer2"]
         archive.close()

@@ -59,7 +59,7 @@ def kb(tmp_path_factory: pytest.TempPathFactory, shared_dir: Path, models_dir: P
 def test_an_english_question_naming_a_company_the_chinese_filing_names_in_chinese_is_not_refused(
     kb: Any, question: str,
 ) -> None:
-    found = kb.retriever.search(question, 6)
+    found = kb.parts.retriever.search(question, 6)
     assert found.language == "en" and found.documents_language == "zh"
     assert found.unmentioned == ()  # "Northeast", "Electric": the filing says 东北电气
     assert gate.refusal(found) is None, gate.refusal(found)
@@ -67,10 +67,10 @@ def test_an_english_question_naming_a_company_the_chinese_filing_names_in_chines
 
 
 def test_a_handle_written_alike_in_every_language_must_still_be_mentioned(kb: Any) -> None:
-    found = kb.retriever.search("Who launched the PDF.js project, and in which year?", 6)
+    found = kb.parts.retriever.search("Who launched the PDF.js project, and in which year?", 6)
     assert found.documents_language == "zh" and found.unmentioned == ("PDF.js",)
     refused = gate.refusal(found)
     assert refused is not None and refused.kind is gate.RefusalKind.UNMENTIONED
     assert not refused.show_passages and "PDF.js" in refused.reason
     # the same question in the filing's own language is judged as before: it is answered
-    assert gate.refusal(kb.retriever.search("东北电气 2018 年第一季度的营业收入是多少？", 6)) is None
+    assert gate.refusal(kb.parts.retriever.search("东北电气 2018 年第一季度的营业收入是多少？", 6)) is None

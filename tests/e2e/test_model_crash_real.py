@@ -50,9 +50,9 @@ def test_a_worker_killed_mid_answer_fails_that_answer_only(
             written = "".join(e.text for e in events if isinstance(e, TokenDelta))
             assert written.strip()
             saved = (await kb.answers.history())[0]
-            assert saved["status"] == "failed"
-            record = await kb.answers.answer_record(saved["answer_id"])
-            assert record is not None and record["text"] == written  # the partial answer stays
+            assert saved.status == "failed"
+            record = await kb.answers.answer_record(saved.answer_id)
+            assert record is not None and record.text == written  # the partial answer stays
 
             again = [e async for e in kb.answers.ask(QUESTION)]
             assert isinstance(again[-1], AnswerFinished) or any(isinstance(e, AnswerFinished) for e in again)

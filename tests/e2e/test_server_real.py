@@ -171,10 +171,10 @@ def test_the_server_killed_mid_answer_ends_it_cleanly_and_keeps_what_was_written
             assert not any(isinstance(e, AnswerFinished) for e in events)
             written = "".join(e.text for e in events if isinstance(e, TokenDelta))
             history = asyncio.run(kb.answers.history())
-            record = asyncio.run(kb.answers.answer_record(history[0]["answer_id"]))
-            assert history[0]["status"] == "failed" and record is not None
-            assert record["text"] == written and written.strip()
-            assert "stopped mid-answer" in record["reason"]
+            record = asyncio.run(kb.answers.answer_record(history[0].answer_id))
+            assert history[0].status == "failed" and record is not None
+            assert record.text == written and written.strip()
+            assert "stopped mid-answer" in record.reason
         finally:
             asyncio.run(kb.close())
 

@@ -70,9 +70,9 @@ def test_saved_answer_goes_stale_then_removed_and_exports(
         assert judged, "an answer with a partly supported cited sentence gets a judge verdict"
         assert all("judge" in event.reason for event in judged)
         record = asyncio.run(kb.answers.answer_record(finished.answer_id))
-        assert record is not None and record["text"] == finished.text
-        assert set(record["source_states"].values()) == {"current"}
-        assert record["model_id"] == generator.model_id
+        assert record is not None and record.text == finished.text
+        assert set(record.source_states.values()) == {"current"}
+        assert record.model_id == generator.model_id
 
         changed = [list(page) for page in LEASE]
         changed[1][1] = "The tenant must report damage to the landlord within 60 days of discovering it."
@@ -80,14 +80,14 @@ def test_saved_answer_goes_stale_then_removed_and_exports(
         os.utime(pdf, (1, 1))
         collect(kb.library.index(folder))
         record = asyncio.run(kb.answers.answer_record(finished.answer_id))
-        assert record is not None and set(record["source_states"].values()) == {"changed"}
+        assert record is not None and set(record.source_states.values()) == {"changed"}
         docs = asyncio.run(kb.library.documents(folder))
         assert docs[0].version == 2
 
         pdf.unlink()
         collect(kb.library.index(folder))
         record = asyncio.run(kb.answers.answer_record(finished.answer_id))
-        assert record is not None and set(record["source_states"].values()) == {"removed"}
+        assert record is not None and set(record.source_states.values()) == {"removed"}
     finally:
         asyncio.run(kb.close())
 

@@ -13,7 +13,7 @@ from desktop_app.services.answers import AnswersService
 from desktop_app.services.checking import CheckingService
 from desktop_app.services.knowledge_base import KnowledgeBase
 from desktop_app.services.library import LibraryService
-from desktop_app.services.model_runtime import ModelService
+from desktop_app.services.model_run import ModelService
 from tests.ui.fakes import FakeAnswers, FakeChecking, FakeKnowledgeBase, FakeLibrary, FakeModels
 
 AREAS = [

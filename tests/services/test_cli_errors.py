@@ -3,14 +3,24 @@ and fix (exit 2), a bug prints one line that says so and where the log is (exit 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from desktop_app import cli
+from desktop_app.core.types import (
+    AnswerCancelled,
+    AnswerEvent,
+    AnswerFailed,
+    AnswerStarted,
+    TokenDelta,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,3 +50,39 @@ def test_a_known_error_is_its_message_and_exit_2(tmp_path: Path, capsys: pytest.
     assert cli.main(["search", "x", "--db", str(junk)]) == 2
     err = capsys.readouterr().err
     assert "is not a Folio library" in err and "Traceback" not in err
+
+
+class _AnswerThatEnds:
+    """A knowledge base whose answer starts, says a few words, then ends with ``last``."""
+
+    def __init__(self, last: AnswerEvent) -> None:
+        self.answers = self
+        self.last = last
+
+    async def ask(self, question: str, **_: Any) -> AsyncIterator[AnswerEvent]:
+        yield AnswerStarted(question, ())
+        yield TokenDelta("The server ")
+        yield self.last
+
+    async def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("last", "status", "says"), [
+    (AnswerFailed("The answer model stopped working.", known=True), 2, "folio: The answer model stopped working."),
+    (AnswerFailed("ValueError: a bug", known=False), 1, "folio: ValueError: a bug"),
+    (AnswerCancelled(), 0, "(stopped)"),
+])
+def test_an_answer_that_fails_or_stops_says_so_and_sets_the_exit_status(
+        last: AnswerEvent, status: int, says: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(cli, "_knowledge_base", lambda args: _AnswerThatEnds(last))
+    assert cli.main(["ask", "What does 410 mean?"]) == status
+    captured = capsys.readouterr()
+    assert captured.out.startswith("The server ")
+    assert says in (captured.err if isinstance(last, AnswerFailed) else captured.out)
+    assert "Traceback" not in captured.err
+
+    assert cli.main(["ask", "What does 410 mean?", "--json"]) == status
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [line["event"] for line in lines] == ["answer_started", "token", last.event]

@@ -153,7 +153,7 @@ def test_sigkill_at_a_write_leaves_the_state_before_or_after(site: str, tmp_path
     if site.startswith(("answer", "document", "migration")):
         assert repair.check(db) is None  # every table reads whole
         store = Store(db)  # the next start opens a good library
-        ids = {a["answer_id"] for a in store.answers()}
+        ids = {a.answer_id for a in store.answers()}
         if site.startswith("migration"):
             assert ids == {f"id{n:03d}" for n in range(12)}  # copied once, none lost
         else:
@@ -169,7 +169,7 @@ def test_sigkill_at_a_write_leaves_the_state_before_or_after(site: str, tmp_path
             assert versions <= {f"Document {n} version {v}" for n in range(6) for v in (1, 2)}
         if site == "answer-commit":
             archive = AnswerArchive(work / "library.answers.sqlite")
-            assert archive.answer("new") is None or archive.answer("new")["text"] == "t"  # type: ignore[index]
+            assert archive.answer("new") is None or archive.answer("new").text == "t"  # type: ignore[union-attr]
             archive.close()
     if site.startswith("settings"):
         loaded = settings_mod.load_checked()

@@ -141,7 +141,7 @@ def test_a_full_disk_while_saving_an_answer_is_told_and_loses_no_saved_answer(tm
         assert len(failed) == 1 and failed[0].known and events[-1] is failed[0]
         assert "not saved" in failed[0].error and f"MB free on {disk}" in failed[0].error
         history = call(kb.answers.history())
-        assert [h["question"] for h in history] == ["How long does the seal last?"]
+        assert [h.question for h in history] == ["How long does the seal last?"]
         filler.unlink()
         kb.models._generator = FakeGenerator(["Every 500 hours [1]."])
         collect(kb.answers.ask("How often are the bearings lubricated?"))
@@ -169,9 +169,9 @@ def test_history_answers_while_another_process_holds_the_index(tmp_path: Path) -
             assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
             kb = make_kb(tmp_path / "library.duckdb")
             history = call(kb.answers.history())
-            assert [h["question"] for h in history] == ["How long does the seal last?"]
-            record = call(kb.answers.answer_record(history[0]["answer_id"]))
-            assert record is not None and record["text"] == "The seal lasts 1001 hours [1]."
+            assert [h.question for h in history] == ["How long does the seal last?"]
+            record = call(kb.answers.answer_record(history[0].answer_id))
+            assert record is not None and record.text == "The seal lasts 1001 hours [1]."
             with pytest.raises(LibraryBusyError, match=f"process {holder.pid}"):
                 call(kb.library.search("seal"))
             call(kb.close())
@@ -197,7 +197,7 @@ def test_repair_moves_a_damaged_library_aside_and_brings_search_and_answers_back
     assert isinstance(events[-1], IndexSummary) and events[-1].documents == 4
     assert call(kb.library.problem()) is None
     assert "1001 hours" in call(kb.library.search("seal lasts 1001 hours", 1))[0].text
-    assert [h["question"] for h in call(kb.answers.history())] == ["How long does the seal last?"]
+    assert [h.question for h in call(kb.answers.history())] == ["How long does the seal last?"]
     with pytest.raises(Exception, match="nothing to repair"):
         collect(kb.library.repair())
     call(kb.close())
@@ -222,7 +222,7 @@ def test_a_library_on_a_read_only_disk_still_searches_and_refuses_to_index(tmp_p
         subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
         kb = make_kb(disk / "library.duckdb", ["Every 500 hours [1]."])
         assert "1001 hours" in call(kb.library.search("seal lasts 1001 hours", 1))[0].text  # read-only, it reads
-        assert [h["question"] for h in call(kb.answers.history())] == ["How long does the seal last?"]
+        assert [h.question for h in call(kb.answers.history())] == ["How long does the seal last?"]
         make_folder(tmp_path, version=2)
         with pytest.raises(NotWritableError, match="read-only disk or folder"):
             collect(kb.library.index(folder))

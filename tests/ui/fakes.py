@@ -5,7 +5,6 @@ installer."""
 from __future__ import annotations
 
 import asyncio
-import copy
 import dataclasses
 import hashlib
 import json
@@ -29,11 +28,14 @@ from desktop_app.core.types import (
     AnswerEvent,
     AnswerFinished,
     AnswerStarted,
+    CheckEvent,
+    CheckFinished,
     CitationFound,
     ClaimVerdict,
     DocStatus,
     DocumentInfo,
     FileIndexed,
+    HistoryEntry,
     IndexEvent,
     IndexProgress,
     IndexSummary,
@@ -41,6 +43,8 @@ from desktop_app.core.types import (
     LibraryMovedAside,
     OcrLine,
     Passage,
+    SavedAnswer,
+    SentenceCheck,
     SourcePayload,
     SourceState,
     TokenDelta,
@@ -48,7 +52,7 @@ from desktop_app.core.types import (
 )
 from desktop_app.core.verdicts import read_text
 from desktop_app.services.api import KnowledgeBaseAPI
-from desktop_app.services.checking import CheckEvent, CheckFinished, SentenceCheck, check_claims
+from desktop_app.services.checking import check_claims
 
 MARKER = re.compile(r"\[(\d+)\]")
 
@@ -128,13 +132,17 @@ class ScriptedAnswer:
 
 def saved_record(
     question: str, script: ScriptedAnswer, answer_id: str, created_at: str = "2024-05-01 10:00:00"
-) -> dict[str, Any]:
-    """The record the real store keeps for ``script`` answered to ``question``."""
+) -> SavedAnswer:
+    """The record the real store keeps for ``script`` answered to ``question``, read back
+    from its payload as the real answers file reads it."""
     events = script.events(question)
     finished = next(e for e in events if isinstance(e, AnswerFinished))
+    return SavedAnswer.from_row(answer_id, question, finished.text, "label", "fake-generator", "finished",
+                                created_at, _payload(script, finished))
+
+
+def _payload(script: ScriptedAnswer, finished: AnswerFinished) -> JsonObject:
     return {
-        "answer_id": answer_id, "question": question, "text": finished.text, "style": "label",
-        "model_id": "fake-generator", "status": "finished", "created_at": created_at,
         "sources": [s.to_json() for s in script.sources],
         # Like the real resolver: every id the answer named, hallucinated ones included.
         "citations": {
@@ -290,39 +298,30 @@ class FakeAnswers:
             self.kb.paused.set()
             await self.kb.resume.wait()
 
-    async def history(self) -> list[dict[str, Any]]:
+    async def history(self) -> list[HistoryEntry]:
         await asyncio.sleep(0)
-        rows = [
-            {key: r.get(key, []) for key in ("answer_id", "question", "status", "created_at", "model_id", "scope")}
-            | {"conversation_id": r.get("conversation_id") or r["answer_id"]}
-            for r in self.kb.saved.values()
-        ]
-        return sorted(rows, key=lambda r: r["created_at"], reverse=True)
+        rows = [HistoryEntry(r.answer_id, r.question, str(r.status), r.created_at, r.model_id, r.scope, r.conversation)
+                for r in self.kb.saved.values()]
+        return sorted(rows, key=lambda r: r.created_at, reverse=True)
 
-    async def conversation(self, answer_id: str) -> list[dict[str, Any]]:
+    async def conversation(self, answer_id: str) -> list[SavedAnswer]:
         record = await self.answer_record(answer_id)
         if record is None:
             return []
-        conversation_id = record.get("conversation_id") or answer_id
-        turns = [await self.answer_record(r["answer_id"]) for r in sorted(self.kb.saved.values(),
-                 key=lambda r: r["created_at"]) if (r.get("conversation_id") or r["answer_id"]) == conversation_id]
+        turns = [await self.answer_record(r.answer_id) for r in sorted(self.kb.saved.values(),
+                 key=lambda r: r.created_at) if r.conversation == record.conversation]
         return [t for t in turns if t is not None]
 
     async def export_conversation(self, answer_id: str, fmt: str = "markdown") -> str | None:
         turns = await self.conversation(answer_id)
-        return "\n".join(t["question"] for t in turns) or None
+        return "\n".join(t.question for t in turns) or None
 
-    async def answer_record(self, answer_id: str) -> dict[str, Any] | None:
+    async def answer_record(self, answer_id: str) -> SavedAnswer | None:
         record = self.kb.saved.get(answer_id)
         if record is None:
             return None
-        record = copy.deepcopy(record)
-        record["source_states"] = {}
-        for source in record["sources"]:
-            state = await self.kb.library.source_state(source["chunk_id"], source["doc_id"])
-            source["state"] = str(state)
-            record["source_states"][source["id"]] = str(state)
-        return record
+        states = {s.id: await self.kb.library.source_state(s.chunk_id, s.doc_id) for s in record.sources}
+        return dataclasses.replace(record, source_states=states)
 
     async def delete_answer(self, answer_id: str) -> bool:
         await asyncio.sleep(0)
@@ -333,7 +332,7 @@ class FakeAnswers:
         record = await self.answer_record(answer_id)
         if record is None:
             return None
-        return json.dumps(record) + "\n" if fmt == "json" else f"# {record['question']}\n\n{record['text']}\n"
+        return json.dumps(record.to_json()) + "\n" if fmt == "json" else f"# {record.question}\n\n{record.text}\n"
 
 
 class FakeChecking:
@@ -414,7 +413,7 @@ class FakeKnowledgeBase:
         self.index_gate: asyncio.Event | None = None  # hold indexing after the first file
         self.closed = False
         self._cancelled = False
-        self.saved: dict[str, dict[str, Any]] = {}  # answer id -> record, oldest first
+        self.saved: dict[str, SavedAnswer] = {}  # answer id -> record, oldest first
         self.deleted: list[str] = []
         self.reindex_calls = 0
         self.problem: KnownError | None = None  # what library.problem() reports

@@ -11,7 +11,7 @@ import math
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from desktop_app.core.answer import evidence, gate, prompts
@@ -21,6 +21,7 @@ from desktop_app.core.answer.gate import Refusal
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
 from desktop_app.core.stages import AnswerLog, Generator, Retriever, VerdictStream, Verifier
+from desktop_app.core.text import lang
 from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.types import (
     AnswerCancelled,
@@ -28,6 +29,7 @@ from desktop_app.core.types import (
     AnswerFailed,
     AnswerFinished,
     AnswerStarted,
+    AnswerStatus,
     CitationStyle,
     ClaimVerdict,
     FirstWordClock,
@@ -36,7 +38,9 @@ from desktop_app.core.types import (
     NoBasis,
     Passage,
     Retrieval,
+    SavedAnswer,
     SourcePayload,
+    Span,
     Steering,
     TokenDelta,
 )
@@ -163,7 +167,7 @@ def answer(
         emit(NoBasis(reason=doubt.reason))
         emit(TokenDelta(text))
         emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
-        _save(store, answer_id, question, text, style, generator.model_id, "no_basis", payloads, {}, (),
+        _save(store, answer_id, question, text, style, generator.model_id, AnswerStatus.NO_BASIS, payloads, {}, (),
               [], reason=doubt.reason, scope=scope, conversation=conversation)
         return answer_id
     started = time.perf_counter()
@@ -172,7 +176,8 @@ def answer(
         # is weighed by what each source holds of its sentence and its place (core/models/steer.py).
         with clock.timing("steering_s"):
             steering = Steering(
-                refusal=prompts.NO_ANSWER[packed.language], mark_sentences=packed.language == "zh",
+                refusal=prompts.NO_ANSWER[packed.language],
+                mark_sentences=lang.of(packed.language).marks_sentences,
                 sources=tuple((label, evidence.evidence_text(p)) for label, p in source_map.items())
                 if source_map.style is CitationStyle.LABEL else (),
             )
@@ -211,14 +216,14 @@ def answer(
     except Cancelled:
         emit(AnswerCancelled())
         _save(store, answer_id, question, resolver.tracker.text, style, generator.model_id,
-              "cancelled", payloads, {}, (), claims, scope=scope, conversation=conversation)
+              AnswerStatus.CANCELLED, payloads, {}, (), claims, scope=scope, conversation=conversation)
         return answer_id
     except KnownError as exc:  # the model's process died or llama.cpp failed mid-answer
         logger.warning("answer %s ended early: %s", answer_id, exc)
         emit(AnswerFailed(error=str(exc), known=True))
         # What was written stays, with its citations: the reader can still check it.
         partial = resolver.finished(answer_id=answer_id)
-        _save(store, answer_id, question, partial.text, style, generator.model_id, "failed",
+        _save(store, answer_id, question, partial.text, style, generator.model_id, AnswerStatus.FAILED,
               payloads, partial.citations, partial.hallucinated, claims, reason=str(exc), scope=scope,
               conversation=conversation)
         return answer_id
@@ -247,7 +252,7 @@ def answer(
                         should_cancel, settings.judge_budget_s)
     logger.info("answer %s in %.1f s, %d citations", answer_id, time.perf_counter() - started,
                 sum(len(v) for v in finished.citations.values()))
-    _save(store, answer_id, question, finished.text, style, generator.model_id, "finished",
+    _save(store, answer_id, question, finished.text, style, generator.model_id, AnswerStatus.FINISHED,
           payloads, finished.citations, finished.hallucinated, claims, scope=scope, stats=finished.stats,
           conversation=conversation)
     return answer_id
@@ -357,31 +362,26 @@ def _no_basis(question: str, refused: Refusal, language: str, answer_id: str, st
     emit(NoBasis(reason=reason))
     emit(TokenDelta(text))
     emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
-    _save(store, answer_id, question, text, style, "", "no_basis", payloads, {}, (), [], reason=reason,
+    _save(store, answer_id, question, text, style, "", AnswerStatus.NO_BASIS, payloads, {}, (), [], reason=reason,
           scope=scope, conversation=conversation)
 
 
 def _save(store: AnswerLog | None, answer_id: str, question: str, text: str, style: str, model_id: str,
-          status: str, payloads: tuple[SourcePayload, ...], citations: dict[str, list[tuple[int, int]]],
+          status: AnswerStatus, payloads: tuple[SourcePayload, ...], citations: Mapping[str, Sequence[Span]],
           hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "",
           scope: tuple[str, ...] = (), stats: JsonObject | None = None,
           conversation: Conversation | None = None) -> None:
     if store is None:
         return
     conversation = conversation or Conversation()
-    payload: JsonObject = {
-        "sources": [p.to_json() for p in payloads],
-        "citations": {k: [list(s) for s in v] for k, v in citations.items()},
-        "hallucinated": list(hallucinated),
-        "claims": [c.to_json() for c in claims],
-        "reason": reason,
-        "stats": dict(stats or {}),  # the model's figures (AnswerFinished.stats)
-        "searched": conversation.searched or question,  # what retrieval was asked (a follow-up's standalone)
-    }
-    if conversation.replaces:  # asked again with "Searched for" edited: the conversation shows this one
-        payload["replaces"] = conversation.replaces
+    record = SavedAnswer(
+        answer_id=answer_id, question=question, text=text, style=str(style), model_id=model_id, status=status,
+        scope=scope, conversation_id=conversation.conversation_id, sources=payloads,
+        citations={k: tuple(v) for k, v in citations.items()}, hallucinated=hallucinated, claims=tuple(claims),
+        reason=reason, stats=dict(stats or {}), searched=conversation.searched or question,
+        replaces=conversation.replaces or "",
+    )
     try:
-        store.save_answer(answer_id, question, text, str(style), model_id, status, payload, scope,
-                          conversation_id=conversation.conversation_id)
+        store.keep(record)
     except Exception:  # the answer was shown; failing to archive it must not hide it
         logger.exception("could not save answer %s", answer_id)

@@ -54,8 +54,10 @@ class Standalone:
 
 
 def _lexicon(question: str) -> lang.Lexicon:
-    code = termlib.question_language(question)
-    return lang.get(code) or lang.get(lang.DEFAULT) or lang.all_lexicons()[0]
+    """The lexicon of the language ``question`` is written in. A follow-up is read before
+    its question's retrieval (it says what retrieval is asked), so no language is decided
+    for it yet: :func:`standalone` asks once per question and hands the lexicon on."""
+    return lang.of(termlib.question_language(question))
 
 
 def _flags(lex: lang.Lexicon) -> int:
@@ -104,11 +106,12 @@ def content_size(question: str, lex: lang.Lexicon, refs: Sequence[str] = ()) -> 
     return size + (cjk + 1) // 2
 
 
-def topic(question: str) -> str:
+def topic(question: str, lex: lang.Lexicon | None = None) -> str:
     """The words of ``question`` that say what it is about: without its question words,
     function words and references, in their order (a CJK question: its text without its
-    interrogatives and punctuation)."""
-    lex = _lexicon(question)
+    interrogatives and punctuation). ``lex``: its language's lexicon (default: the language
+    it is written in)."""
+    lex = lex or _lexicon(question)
     text = re.sub(r"[?？!！。()（）]+", " ", question)  # a chain's earlier topic comes in brackets
     if lex.script == "cjk":
         if lex.interrogatives:
@@ -167,10 +170,10 @@ def standalone(question: str, previous: Sequence[str] = ()) -> Standalone:
         return Standalone(question, question)
     last = previous[-1].strip()
     # A short follow-up says little of its language ("Und GLn(R)?"): the previous
-    # question's language is asked too.
-    lexicons = [_lexicon(question)]
-    if _lexicon(last).code != lexicons[0].code:
-        lexicons.append(_lexicon(last))
+    # question's language is asked too. Each language is read once, here.
+    lexicons, earlier = [_lexicon(question)], _lexicon(last)
+    if earlier.code != lexicons[0].code:
+        lexicons.append(earlier)
     for lex in lexicons:
         if _opener(question, lex) is None and _closer(question, lex) is None:
             continue
@@ -181,11 +184,11 @@ def standalone(question: str, previous: Sequence[str] = ()) -> Standalone:
         if replaced is not None:
             return Standalone(question, replaced, "replaced")
         shown = new[:1].upper() + new[1:] if lex.script == "latin" else new
-        return Standalone(question, _with_topic(shown, topic(last)), "elliptical")
+        return Standalone(question, _with_topic(shown, topic(last, earlier)), "elliptical")
     for lex in lexicons:
         refs = references(question, lex)
         if refs and content_size(question, lex, refs) <= MAX_REFERRING_TERMS:
-            return Standalone(question, _with_topic(question, topic(last)), "reference")
+            return Standalone(question, _with_topic(question, topic(last, earlier)), "reference")
         if refs:
             break
     return Standalone(question, question)

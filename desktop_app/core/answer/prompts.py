@@ -3,7 +3,9 @@
 A prompt is three parts, in this order:
 
 1. ``system_{lang}.txt``: who answers and the rules (answer from the sources only, cite,
-   refuse). It never changes between questions.
+   refuse). It never changes between questions. A language without its own templates (a
+   lexicon file alone, core/text/lang/) is prompted with the default language's, its own
+   no-answer sentence filled in.
 2. Worked examples from ``example_{lang}.txt``, as a user turn (sources + question in the
    same layout as the real one) and the assistant's cited answer. A small model copies the
    citing habit of a previous turn far more reliably than it follows a rule. They never
@@ -111,6 +113,16 @@ def _folder(prompts_dir: Path | None) -> Path:
 
 def _template(name: str, prompts_dir: Path | None) -> str:
     return (_folder(prompts_dir) / name).read_text(encoding="utf-8")
+
+
+def template_language(language: str, prompts_dir: Path | None = None) -> str:
+    """The language whose templates prompt a question in ``language``: its own when it has
+    a ``system_{language}.txt``, else the default language's (a language added as a lexicon
+    file alone)."""
+    if (_folder(prompts_dir) / f"system_{language}.txt").is_file():
+        return language
+    logger.debug("no prompt templates for %r: the default language's (%s) are used", language, lang.DEFAULT)
+    return lang.DEFAULT
 
 
 def load_examples(language: str, prompts_dir: Path | None = None) -> list[Example]:
@@ -274,9 +286,9 @@ def recalled_turns(history: Sequence[tuple[str, str]], count_tokens: Callable[[s
 def prompt_head(language: str, *, count_tokens: Callable[[str], int], context_tokens: int,
                 answer_tokens: int) -> list[dict[str, str]]:
     """The messages a model primes its cache with for the prompts a question in
-    ``language`` (decided: "en", "de", "zh", ...) gets: their fixed head, the system prompt
-    and worked examples, the same for every question in that language with numbered
-    labels (followed by an empty request)."""
+    ``language`` (decided: "en", "de", "zh", ...: a lexicon's code) gets: their fixed head,
+    the system prompt and worked examples, the same for every question in that language with
+    numbered labels (followed by an empty request)."""
     return build_prompt("", [], count_tokens=count_tokens, context_tokens=context_tokens,
                         answer_tokens=answer_tokens, language=language).messages
 
@@ -304,21 +316,26 @@ def build_prompt(
     best one fits, it is cut to what fits. ``focus``: the question as searched (a
     follow-up made to stand alone) that passages are cut around (default: ``question``);
     ``history``: the conversation's earlier turns, recalled briefly before the request.
-    ``language``: the question's language as retrieval decided it (a lexicon's code); with
-    "auto" (a bench, a primed head) the language ``question`` is written in.
+    ``language``: the question's language as retrieval decided it (``Retrieval.language``, a
+    lexicon's code), used as it is; "auto" only where no retrieval happened (a bench, a
+    test): the language ``question`` is written in. A language without prompt templates of
+    its own gets the default language's, with its own no-answer sentence.
     """
-    lang = question_language(question, language)
-    system_t = _template(f"system_{lang}.txt", prompts_dir)
-    task_t = _template(f"task_{lang}.txt", prompts_dir)
+    code = question_language(question) if language == "auto" else language
+    if lang.get(code) is None:
+        raise ValueError(f"no lexicon for the language {code!r} (core/text/lang/)")
+    templates = template_language(code, prompts_dir)
+    system_t = _template(f"system_{templates}.txt", prompts_dir)
+    task_t = _template(f"task_{templates}.txt", prompts_dir)
     markers = [marker for _, marker, _ in sources] or ["[1]", "[2]"]
     values = {
         "example_marker": markers[0],
         "example_marker_2": markers[1] if len(markers) > 1 else markers[0],
-        "refusal": NO_ANSWER[lang],
+        "refusal": NO_ANSWER[code],
     }
     system = _fill(system_t, values)
     head = [{"role": "system", "content": system}]
-    head += _example_turns(load_examples(lang, prompts_dir), task_t, values, markers)
+    head += _example_turns(load_examples(templates, prompts_dir), task_t, values, markers)
     values["question"] = question.strip()
     focus = focus.strip() or question
     recalled = recalled_turns(history, count_tokens) if history else []
@@ -362,4 +379,4 @@ def build_prompt(
     # The recalled turns are read with the request (only the head is cached).
     request_tokens += sum(count_tokens(m["content"]) + MESSAGE_OVERHEAD_TOKENS for m in recalled)
     messages = [*head, *recalled, {"role": "user", "content": request}]
-    return PackedPrompt(messages=messages, labels=labels, language=lang, request_tokens=request_tokens)
+    return PackedPrompt(messages=messages, labels=labels, language=code, request_tokens=request_tokens)

@@ -30,10 +30,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from desktop_app.core.errors import KnownError, LibraryDamagedError, io_error
-from desktop_app.core.types import LEGACY_NOT_CONFIRMED, Verdict
+from desktop_app.core.types import (
+    LEGACY_NOT_CONFIRMED,
+    HistoryEntry,
+    JsonObject,
+    SavedAnswer,
+    Verdict,
+)
+
+Row = tuple[object, ...]
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +205,7 @@ class AnswerArchive:
                     raise self.last_failure from exc
                 raise
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[Row]:
         with self._lock:
             try:
                 return list(self._con.execute(sql, list(params)).fetchall())
@@ -214,12 +221,18 @@ class AnswerArchive:
 
     # ------------------------------------------------------------------ answers
 
+    def keep(self, record: SavedAnswer) -> None:
+        """Keep a saved answer (one transaction): its columns and its payload."""
+        self.save_answer(record.answer_id, record.question, record.text, str(record.style), record.model_id,
+                         str(record.status), record.payload(), record.scope, record.created_at or None,
+                         record.conversation)
+
     def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
-                    status: str, payload: dict[str, Any], scope: Sequence[str] = (),
+                    status: str, payload: JsonObject, scope: Sequence[str] = (),
                     created_at: str | None = None, conversation_id: str = "") -> None:
-        """Keep an answer (one transaction); ``scope``: the files and folders it was asked
-        within (none: all); ``conversation_id``: the first answer of its conversation (its
-        own id when it starts one)."""
+        """Keep an answer from its columns and JSON payload (one transaction); ``scope``: the
+        files and folders it was asked within (none: all); ``conversation_id``: the first
+        answer of its conversation (its own id when it starts one)."""
         with self._writing("saving the answer") as con:
             con.execute(
                 "INSERT OR REPLACE INTO answers (answer_id, question, text, style, model_id, status,"
@@ -228,19 +241,19 @@ class AnswerArchive:
                  json.dumps(payload, ensure_ascii=False), _scope_json(scope), conversation_id or answer_id],
             )
 
-    def answers(self) -> list[dict[str, Any]]:
+    def answers(self) -> list[HistoryEntry]:
         """Every saved answer, newest first, with the conversation it belongs to."""
         rows = self._rows(
             "SELECT answer_id, question, status, created_at, model_id, scope, conversation_id FROM answers"
             " ORDER BY created_at DESC"
         )
         return [
-            {"answer_id": r[0], "question": r[1], "status": r[2], "created_at": str(r[3]), "model_id": r[4],
-             "scope": _scope_list(r[5]), "conversation_id": r[6] or r[0]}
+            HistoryEntry(str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), _scope_list(r[5]),
+                         str(r[6] or r[0]))
             for r in rows
         ]
 
-    def conversation(self, conversation_id: str) -> list[dict[str, Any]]:
+    def conversation(self, conversation_id: str) -> list[SavedAnswer]:
         """The answers of a conversation, oldest first, without those asked again with their
         "Searched for" edited (the later answer says which it ``replaces``; an answer saved
         before conversations existed is a conversation of its own)."""
@@ -250,10 +263,10 @@ class AnswerArchive:
             [conversation_id, conversation_id],
         )
         records = [record for record in (self.answer(str(r[0])) for r in rows) if record is not None]
-        replaced = {str(r["replaces"]) for r in records if r.get("replaces")}
-        return [r for r in records if r["answer_id"] not in replaced]
+        replaced = {r.replaces for r in records if r.replaces}
+        return [r for r in records if r.answer_id not in replaced]
 
-    def answer(self, answer_id: str) -> dict[str, Any] | None:
+    def answer(self, answer_id: str) -> SavedAnswer | None:
         """The answer with this id, or the newest whose id starts with it."""
         rows = self._rows(
             "SELECT answer_id, question, text, style, model_id, status, created_at, payload, scope,"
@@ -264,17 +277,20 @@ class AnswerArchive:
         if not rows:
             return None
         r = rows[0]
-        return {
-            "answer_id": r[0], "question": r[1], "text": r[2], "style": r[3], "model_id": r[4],
-            "status": r[5], "created_at": str(r[6]), **json.loads(r[7]), "scope": _scope_list(r[8]),
-            "conversation_id": r[9] or r[0],
-        }
+        try:
+            payload = json.loads(str(r[7]))
+        except ValueError:
+            payload = {}
+        return SavedAnswer.from_row(
+            str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), str(r[5]), str(r[6]),
+            payload if isinstance(payload, dict) else {}, _scope_list(r[8]), str(r[9] or r[0]),
+        )
 
     def delete_answer(self, answer_id: str) -> bool:
         with self._writing("deleting the answer") as con:
             return con.execute("DELETE FROM answers WHERE answer_id = ?", [answer_id]).rowcount > 0
 
-    def import_rows(self, answers: Iterable[Sequence[Any]], judged: Iterable[Sequence[Any]],
+    def import_rows(self, answers: Iterable[Sequence[object]], judged: Iterable[Sequence[object]],
                     folders: Iterable[str]) -> int:
         """Copy answers (answer_id, question, text, style, model_id, status, created_at,
         payload, scope), judge rows (sentence_sha, chunk_id, answer) and folders in, in one
@@ -320,16 +336,19 @@ class AnswerRecords:
 
     archive: AnswerArchive
 
+    def keep(self, record: SavedAnswer) -> None:
+        self.archive.keep(record)
+
     def save_answer(self, answer_id: str, question: str, text: str, style: str, model_id: str,
-                    status: str, payload: dict[str, Any], scope: Sequence[str] = (),
+                    status: str, payload: JsonObject, scope: Sequence[str] = (),
                     conversation_id: str = "") -> None:
         self.archive.save_answer(answer_id, question, text, style, model_id, status, payload, scope,
                                  conversation_id=conversation_id)
 
-    def answers(self) -> list[dict[str, Any]]:
+    def answers(self) -> list[HistoryEntry]:
         return self.archive.answers()
 
-    def answer(self, answer_id: str) -> dict[str, Any] | None:
+    def answer(self, answer_id: str) -> SavedAnswer | None:
         return self.archive.answer(answer_id)
 
     def delete_answer(self, answer_id: str) -> bool:
@@ -346,11 +365,11 @@ def _scope_json(scope: Sequence[str]) -> str:
     return json.dumps(list(scope), ensure_ascii=False) if scope else ""
 
 
-def _scope_list(stored: Any) -> list[str]:
+def _scope_list(stored: object) -> tuple[str, ...]:
     if not stored:
-        return []
+        return ()
     try:
         value = json.loads(str(stored))
     except ValueError:
-        return []
-    return [str(p) for p in value] if isinstance(value, list) else []
+        return ()
+    return tuple(str(p) for p in value) if isinstance(value, list) else ()

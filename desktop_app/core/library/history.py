@@ -13,16 +13,23 @@ the passages verbatim.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.library.store import Store
-from desktop_app.core.types import CitationStyle, SourceState, Verdict
+from desktop_app.core.types import (
+    AnswerStatus,
+    ClaimVerdict,
+    JsonObject,
+    SavedAnswer,
+    SourcePayload,
+    SourceState,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -70,96 +77,86 @@ def source_state(store: Store, chunk_id: str, doc_id: str,
     return SourceState.REMOVED
 
 
-def annotate_staleness(store: Store, record: dict[str, Any]) -> dict[str, Any]:
-    """Set ``state`` on each source of a saved answer and ``source_states`` (id -> state)."""
-    states: dict[str, str] = {}
+def annotate_staleness(store: Store, record: SavedAnswer) -> SavedAnswer:
+    """The saved answer with the state of each of its sources as of now (``source_states``)."""
+    states: dict[str, SourceState] = {}
     by_doc: dict[str, SourceState] = {}
     hashes: dict[str, str] = {}
-    for source in record.get("sources", []):
-        doc_id = source["doc_id"]
-        if doc_id not in by_doc:
-            by_doc[doc_id] = source_state(store, source["chunk_id"], doc_id, hashes)
-        source["state"] = str(by_doc[doc_id])
-        states[source["id"]] = str(by_doc[doc_id])
-    record["source_states"] = states
-    return record
+    for source in record.sources:
+        if source.doc_id not in by_doc:
+            by_doc[source.doc_id] = source_state(store, source.chunk_id, source.doc_id, hashes)
+        states[source.id] = by_doc[source.doc_id]
+    return dataclasses.replace(record, source_states=states)
 
 
 # --------------------------------------------------------------------------- audit record
 
 
-def cited_ids(record: dict[str, Any]) -> list[str]:
+def cited_ids(record: SavedAnswer) -> list[str]:
     """Ids of valid citations (among the sources) in order of first appearance."""
-    sources = {s["id"] for s in record.get("sources", [])}
-    first: dict[str, int] = {}
-    for cid, spans in record.get("citations", {}).items():
-        if cid in sources and spans:
-            first[cid] = min(int(s[0]) for s in spans)
-    return sorted(first, key=first.__getitem__)
+    return record.cited_ids()
 
 
-def audit_record(record: dict[str, Any]) -> dict[str, Any]:
-    """The JSON export: what was asked, answered, cited (verbatim) and checked."""
-    text: str = record.get("text", "")
-    sources = {s["id"]: s for s in record.get("sources", [])}
-    citations = []
-    for cid in cited_ids(record):
-        s = sources[cid]
-        citations.append({
-            "id": cid,
-            "spans": [list(span) for span in record["citations"][cid]],
-            "chunk_id": s["chunk_id"],
-            "document": {
-                "path": s["doc_path"], "title": s.get("doc_title", ""), "sha256": s["doc_id"],
-                "version": s.get("version", 1), "state": s.get("state", ""),
-            },
-            "page": s["page"], "page_label": s.get("page_label", str(s["page"])),
-            "section": s.get("section", ""),
-            "char_start": s.get("char_start"), "char_end": s.get("char_end"),
-            "passage": s["text"],
-        })
-    hallucinated = [
-        {"id": cid, "spans": [list(span) for span in record.get("citations", {}).get(cid, [])]}
-        for cid in record.get("hallucinated", [])
-    ]
-    verdicts = []
-    for claim in record.get("claims", []):
-        start, end = claim["sentence_span"]
-        ids = list(claim.get("ids", []))
-        verdicts.append({
-            "sentence": text[start:end], "sentence_span": [start, end],
-            "verdict": str(Verdict(claim["verdict"])), "ids": ids,
-            "chunk_ids": [sources[i]["chunk_id"] for i in ids if i in sources],
-            "score": claim.get("score", 0.0), "reason": claim.get("reason", ""),
-            "suggested_chunk_id": claim.get("suggested"),
-            "support_id": claim.get("support_id"), "support": claim.get("support", []),
-            "quote": claim.get("quote", ""), "conflict": claim.get("conflict", ""),
-        })
+def _cited(record: SavedAnswer, source: SourcePayload) -> JsonObject:
     return {
-        "answer_id": record["answer_id"],
-        "created_at": record.get("created_at", ""),
-        "question": record["question"],
-        "searched": record.get("searched") or record["question"],  # a follow-up as it was searched
-        "conversation_id": record.get("conversation_id") or record["answer_id"],
-        "answer": text,
-        "status": record.get("status", ""),
-        "no_basis_reason": record.get("reason") or None,
-        "model_id": record.get("model_id", ""),
-        "citation_style": record.get("style", CitationStyle.LABEL),
-        "scope": list(record.get("scope", [])),  # asked within these paths (empty: everything)
+        "id": source.id,
+        "spans": [list(span) for span in record.citations[source.id]],
+        "chunk_id": source.chunk_id,
+        "document": {
+            "path": source.doc_path, "title": source.doc_title, "sha256": source.doc_id,
+            "version": source.version, "state": record.state(source.id),
+        },
+        "page": source.page, "page_label": source.page_label,
+        "section": source.section,
+        "char_start": source.char_start, "char_end": source.char_end,
+        "passage": source.text,
+    }
+
+
+def _checked(record: SavedAnswer, claim: ClaimVerdict) -> JsonObject:
+    start, end = claim.sentence_span
+    ids = list(claim.ids)
+    chunks = {s.id: s.chunk_id for s in record.sources}
+    return {
+        "sentence": record.text[start:end], "sentence_span": [start, end],
+        "verdict": str(claim.verdict), "ids": ids,
+        "chunk_ids": [chunks[i] for i in ids if i in chunks],
+        "score": round(claim.score, 4), "reason": claim.reason,
+        "suggested_chunk_id": claim.suggested,
+        "support_id": claim.support_id, "support": [list(s) for s in claim.support],
+        "quote": claim.quote, "conflict": claim.conflict,
+    }
+
+
+def audit_record(record: SavedAnswer) -> JsonObject:
+    """The JSON export: what was asked, answered, cited (verbatim) and checked."""
+    citations = [_cited(record, s) for s in (record.source(cid) for cid in record.cited_ids()) if s]
+    cited = {c["id"] for c in citations}
+    return {
+        "answer_id": record.answer_id,
+        "created_at": record.created_at,
+        "question": record.question,
+        "searched": record.asked,  # a follow-up as it was searched
+        "conversation_id": record.conversation,
+        "answer": record.text,
+        "status": str(record.status),
+        "no_basis_reason": record.reason or None,
+        "model_id": record.model_id,
+        "citation_style": str(record.style),
+        "scope": list(record.scope),  # asked within these paths (empty: everything)
         "citations": citations,
-        "hallucinated": hallucinated,
-        "verdicts": verdicts,
+        "hallucinated": [{"id": cid, "spans": [list(span) for span in record.citations.get(cid, ())]}
+                         for cid in record.hallucinated],
+        "verdicts": [_checked(record, claim) for claim in record.claims],
         "sources": [
-            {"id": s["id"], "chunk_id": s["chunk_id"], "sha256": s["doc_id"],
-             "version": s.get("version", 1), "path": s["doc_path"], "page": s["page"],
-             "state": s.get("state", ""), "cited": s["id"] in {c["id"] for c in citations}}
-            for s in record.get("sources", [])
+            {"id": s.id, "chunk_id": s.chunk_id, "sha256": s.doc_id, "version": s.version, "path": s.doc_path,
+             "page": s.page, "state": record.state(s.id), "cited": s.id in cited}
+            for s in record.sources
         ],
     }
 
 
-def export_json(record: dict[str, Any]) -> str:
+def export_json(record: SavedAnswer) -> str:
     return json.dumps(audit_record(record), ensure_ascii=False, indent=2)
 
 
@@ -172,27 +169,21 @@ def _quote(text: str) -> str:
     return "\n".join(f"    > {line}" if line.strip() else "    >" for line in lines)
 
 
-def _where(source: dict[str, Any]) -> str:
-    title = source.get("doc_title") or Path(source["doc_path"]).stem
-    label = source.get("page_label") or str(source["page"])
-    where = f"{title} (`{Path(source['doc_path']).name}`), p. {label}"
-    if label != str(source["page"]):
-        where += f" (page {source['page']} of the file)"
-    if source.get("section"):
-        where += f", {source['section']}"
+def _where(source: SourcePayload) -> str:
+    title = source.doc_title or Path(source.doc_path).stem
+    label = source.page_label or str(source.page)
+    where = f"{title} (`{Path(source.doc_path).name}`), p. {label}"
+    if label != str(source.page):
+        where += f" (page {source.page} of the file)"
+    if source.section:
+        where += f", {source.section}"
     return where
 
 
-def export_markdown(record: dict[str, Any]) -> str:
-    """The answer with its markers turned into numbered footnotes that name the document,
-    page and section and quote the passage verbatim; hallucinated markers struck through."""
-    text: str = record["text"]
-    audit = audit_record(record)
-    number = {c["id"]: n for n, c in enumerate(audit["citations"], start=1)}
-    marks = sorted(
-        (int(s[0]), int(s[1]), cid)
-        for cid, spans in record.get("citations", {}).items() for s in spans
-    )
+def _marked(record: SavedAnswer, number: dict[str, int]) -> str:
+    """The answer's text with its markers as footnote references (hallucinated struck through)."""
+    text = record.text
+    marks = sorted((s[0], s[1], cid) for cid, spans in record.citations.items() for s in spans)
     out: list[str] = []
     pos = 0
     for start, end, cid in marks:
@@ -204,53 +195,61 @@ def export_markdown(record: dict[str, Any]) -> str:
         out.append(f"[^{number[cid]}]" if cid in number else f"~~{text[start:end]}~~")
         pos = end
     out.append(text[pos:])
-    lines = [f"# {record['question'].strip()}", ""]
-    if audit["searched"].strip() != record["question"].strip():
-        lines += [f"Searched for: {audit['searched'].strip()}", ""]
-    if audit["scope"]:
-        lines += ["Asked within: " + ", ".join(f"`{p}`" for p in audit["scope"]), ""]
-    if record.get("status") == "no_basis" or audit["no_basis_reason"]:
+    return "".join(out).strip()
+
+
+def _checks(record: SavedAnswer) -> list[str]:
+    """The "Checks" section: the verdicts counted, and each sentence a reader should look at."""
+    if not record.claims:
+        return []
+    counts: dict[str, int] = {}
+    for claim in record.claims:
+        counts[str(claim.verdict)] = counts.get(str(claim.verdict), 0) + 1
+    lines = ["## Checks", "", "Checked by Folio: " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())), ""]
+    for claim in record.claims:
+        if str(claim.verdict) in VERDICT_NAMES:
+            start, end = claim.sentence_span
+            said = f" The passage says: “{claim.quote}”" if claim.quote else ""
+            lines.append(f"- “{' '.join(record.text[start:end].split())}” — {VERDICT_NAMES[str(claim.verdict)]}:"
+                         f" {claim.reason}{said}")
+    return [*lines, ""]
+
+
+def export_markdown(record: SavedAnswer) -> str:
+    """The answer with its markers turned into numbered footnotes that name the document,
+    page and section and quote the passage verbatim; hallucinated markers struck through."""
+    cited = [s for s in (record.source(cid) for cid in record.cited_ids()) if s]
+    number = {s.id: n for n, s in enumerate(cited, start=1)}
+    lines = [f"# {record.question.strip()}", ""]
+    if record.asked.strip() != record.question.strip():
+        lines += [f"Searched for: {record.asked.strip()}", ""]
+    if record.scope:
+        lines += ["Asked within: " + ", ".join(f"`{p}`" for p in record.scope), ""]
+    if record.status == AnswerStatus.NO_BASIS or record.reason:
         lines += [f"> **The documents hold no basis for this question — verify manually.** "
-                  f"{audit['no_basis_reason'] or ''}".rstrip(), ""]
-    lines += ["".join(out).strip(), ""]
-    stale = [c for c in audit["citations"] if c["document"]["state"] in STATE_WORDS]
-    for c in stale:
-        lines.append(f"> **[^{number[c['id']]}] {STATE_WORDS[c['document']['state']]}** "
-                     f"({Path(c['document']['path']).name})")
+                  f"{record.reason}".rstrip(), ""]
+    lines += [_marked(record, number), ""]
+    stale = [s for s in cited if record.state(s.id) in STATE_WORDS]
+    lines += [f"> **[^{number[s.id]}] {STATE_WORDS[record.state(s.id)]}** ({Path(s.doc_path).name})" for s in stale]
     if stale:
         lines.append("")
-    if audit["hallucinated"]:
-        ids = ", ".join(f"[{h['id']}]" for h in audit["hallucinated"])
+    if record.hallucinated:
+        ids = ", ".join(f"[{cid}]" for cid in record.hallucinated)
         lines += [f"*Markers {ids} name no source given to the model.*", ""]
-    if audit["verdicts"]:
-        counts: dict[str, int] = {}
-        for v in audit["verdicts"]:
-            counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
-        lines += ["## Checks", "", "Checked by Folio: "
-                  + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())), ""]
-        for v in audit["verdicts"]:
-            if v["verdict"] in ("not_confirmed", "contradicted", "uncited"):
-                said = f" The passage says: “{v['quote']}”" if v.get("quote") else ""
-                lines.append(f"- “{' '.join(v['sentence'].split())}” — {VERDICT_NAMES[v['verdict']]}:"
-                             f" {v['reason']}{said}")
-        lines.append("")
-    sources = {s["id"]: s for s in record.get("sources", [])}
-    for c in audit["citations"]:
-        doc = c["document"]
-        state = f"; {STATE_WORDS[doc['state']]}" if doc["state"] in STATE_WORDS else ""
+    lines += _checks(record)
+    for s in cited:
+        state = f"; {STATE_WORDS[record.state(s.id)]}" if record.state(s.id) in STATE_WORDS else ""
         lines += [
-            f"[^{number[c['id']]}]: {_where(sources[c['id']])} — sha256 {doc['sha256']}, "
-            f"version {doc['version']}, chunk {c['chunk_id']}{state}",
+            f"[^{number[s.id]}]: {_where(s)} — sha256 {s.doc_id}, version {s.version}, chunk {s.chunk_id}{state}",
             "",
-            _quote(c["passage"]),
+            _quote(s.text),
             "",
         ]
-    lines.append(f"_Model: {audit['model_id'] or 'none'}; answer {audit['answer_id']}; "
-                 f"{audit['created_at']}_")
+    lines.append(f"_Model: {record.model_id or 'none'}; answer {record.answer_id}; {record.created_at}_")
     return "\n".join(lines) + "\n"
 
 
-def export_conversation(turns: list[dict[str, Any]], fmt: str = "markdown") -> str:
+def export_conversation(turns: list[SavedAnswer], fmt: str = "markdown") -> str:
     """A conversation's answers (oldest first): Markdown, one section a turn with its own
     footnotes (numbered "turn.n" so that they stay apart), or a JSON list of audit records."""
     if fmt == "json":

@@ -187,7 +187,7 @@ class Store(LibraryQueries, LibraryReading, LibraryVectors, AnswerRecords):
         ).fetchall() if "judge_cache" in tables else []
         paths = [str(r[0]) for r in con.execute("SELECT path FROM files WHERE NOT removed").fetchall()]
         self.archive.import_rows(answers, judged, top_folders(paths))
-        kept = {str(a["answer_id"]) for a in self.archive.answers()}
+        kept = {a.answer_id for a in self.archive.answers()}
         lost = [str(r[0]) for r in answers if str(r[0]) not in kept]
         if lost:  # never drop what did not arrive
             raise RuntimeError(f"{len(lost)} saved answers did not reach {self.archive.path}")

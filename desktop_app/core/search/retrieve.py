@@ -50,6 +50,7 @@ import numpy as np
 from desktop_app.core.search.glossary import Glossary, load_builtin
 from desktop_app.core.stages import Embedder, SearchIndex
 from desktop_app.core.text import anchors as anchorlib
+from desktop_app.core.text import lang
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.listing import asks_for_listing, reads_as_listing
 from desktop_app.core.text.words import text_language
@@ -311,7 +312,7 @@ class Retriever:
         # gate, the evidence, the prompt and a refusal read.
         written = termlib.question_language(query)
         language = termlib.answer_language(written, language)
-        cjk = written == "zh"
+        cjk = lang.of(written).script == "cjk"  # ranked as CJK text: bigrams, its own weights
         if fusion is None:
             fusion = self._weights(query, cjk)
         asked = termlib.query_terms(query)

@@ -12,22 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from desktop_app.core.text import lang
 from desktop_app.core.text.lang import CJK_CHAR
 from desktop_app.core.text.markers import marker_end, strip_markers
-from desktop_app.core.types import Citations, Span
-
+from desktop_app.core.types import Citations, Sentence, Span
 
 # ----------------------------------------------------------------- sentence splitting
-@dataclass(frozen=True)
-class Sentence:
-    start: int  # offsets into the text: text[start:end] == self.text
-    end: int
-    text: str
-
-
 _CJK_TERMINATORS = "。！？；"
 _TERMINATORS = _CJK_TERMINATORS + "!?;"
 _CLOSERS = "\"'”’)）」』》〉*"

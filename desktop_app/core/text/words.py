@@ -26,7 +26,7 @@ from desktop_app.core.text.lang import CJK_CHAR, CJK_RANGES
 
 __all__ = [
     "CJK_CHAR", "CJK_RANGES", "claim_stopwords", "cjk_share", "estimate_tokens", "is_cjk_char", "is_cjk_query",
-    "answer_language", "is_german", "languages", "query_terms", "question_language", "stem",
+    "answer_language", "languages", "query_terms", "question_language", "stem",
     "stopwords", "term_counts", "term_id", "text_language", "tokenize", "unmarked_language",
 ]
 
@@ -240,15 +240,6 @@ def _reads_as(lexicon: lang.Lexicon, text: str, found: list[str], counts: dict[s
     default_words = default_lexicon.function_words if default_lexicon is not None else frozenset()
     return (mine >= 1 and mine >= default and len(found) > 1 and found[0] in lexicon.openers
             and found[1] not in default_words and text.lstrip().startswith(found[0].capitalize() + " "))
-
-
-def is_german(text: str) -> bool:
-    """Whether a Latin-script question reads as German (see :func:`question_language`)."""
-    german = lang.get("de")
-    if german is None:
-        return False
-    found, counts = _function_words(text)
-    return _reads_as(german, text, found, counts)
 
 
 def question_language(text: str, setting: str = "auto") -> str:

@@ -1,7 +1,7 @@
 """Folio's domain values and events: frozen dataclasses shared by every layer. Qt-free.
 
 One module per vocabulary: documents (the document model), retrieval, verdicts, events
-(index, answer and check events), generation (steering, the model's figures, the first
+(index, answer and check events, and the text a check reads), generation (steering, the model's figures, the first
 word's clock) and records (how a saved answer ended). Every name is re-exported here, so
 ``from desktop_app.core.types import X`` works for each of them.
 
@@ -26,6 +26,7 @@ from desktop_app.core.types.documents import (
     PageQuality,
     PageText,
     Passage,
+    Sentence,
     SourceState,
     Span,
     TextBlock,
@@ -40,10 +41,12 @@ from desktop_app.core.types.events import (
     AnswerFailed,
     AnswerFinished,
     AnswerStarted,
+    CheckEvent,
     CheckFinished,
     CitationFound,
     CitationStyle,
     FileIndexed,
+    Footnote,
     IndexEvent,
     IndexProgress,
     IndexSummary,
@@ -51,6 +54,7 @@ from desktop_app.core.types.events import (
     NoBasis,
     SentenceCheck,
     SourcePayload,
+    TextToCheck,
     TokenDelta,
 )
 from desktop_app.core.types.generation import (
@@ -60,7 +64,13 @@ from desktop_app.core.types.generation import (
     GenerationStats,
     Steering,
 )
-from desktop_app.core.types.records import AnswerStatus
+from desktop_app.core.types.records import (
+    AnswerStatus,
+    HistoryEntry,
+    SavedAnswer,
+    claim_from_json,
+    source_from_json,
+)
 from desktop_app.core.types.retrieval import Citations, Retrieval
 from desktop_app.core.types.verdicts import (
     CONFLICT_KINDS,
@@ -75,9 +85,9 @@ __all__ = [
     "CONFLICT_KINDS", "DOCUMENT_SUFFIXES", "FIRST_WORD_STEP_NAMES", "FIRST_WORD_STEPS", "LEGACY_NOT_CONFIRMED", "PDF_FORMAT",
     "SECTION_SEPARATOR", "TABLE_CELL_SEPARATOR",
     "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerStarted", "AnswerStatus", "BlockKind",
-    "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "ConflictKind", "DocStatus", "DocumentInfo",
-    "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "FirstWordClock", "GenerationStats",
+    "CheckEvent", "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "ConflictKind", "DocStatus", "DocumentInfo",
+    "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "Footnote", "FirstWordClock", "GenerationStats", "HistoryEntry",
     "IndexEvent", "IndexProgress", "IndexSummary", "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine",
-    "PageQuality", "PageText", "Passage", "Retrieval", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
-    "TextBlock", "TextRun", "TokenDelta", "Verdict", "all_unsupported", "is_document_file", "is_hidden", "locate",
+    "PageQuality", "PageText", "Passage", "Retrieval", "SavedAnswer", "Sentence", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
+    "TextBlock", "TextRun", "TextToCheck", "TokenDelta", "Verdict", "all_unsupported", "claim_from_json", "is_document_file", "is_hidden", "locate", "source_from_json",
 ]

@@ -1,5 +1,5 @@
-"""The document model: files, pages and parts, chunks and passages, and where a reader
-finds them. Qt-free."""
+"""The document model: files, pages and parts, chunks and passages, the sentences of a
+text, and where a reader finds them. Qt-free."""
 
 from __future__ import annotations
 
@@ -12,6 +12,15 @@ from enum import StrEnum
 JsonObject = dict[str, object]
 
 Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence of a text, as core/text/sentences.py splits it."""
+
+    start: int  # offsets into the text: text[start:end] == self.text
+    end: int
+    text: str
 
 
 class DocStatus(StrEnum):

@@ -4,10 +4,18 @@ the lines ``folio index --json``, ``folio ask --json`` and ``folio verify`` prin
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from desktop_app.core.types.documents import PDF_FORMAT, DocStatus, JsonObject, Span, locate
+from desktop_app.core.types.documents import (
+    PDF_FORMAT,
+    DocStatus,
+    JsonObject,
+    Sentence,
+    Span,
+    locate,
+)
 from desktop_app.core.types.verdicts import ClaimVerdict, Verdict
 
 
@@ -274,6 +282,42 @@ AnswerEvent = (
 
 
 @dataclass(frozen=True)
+class Footnote:
+    """A source of an exported answer: ``[^label]: Title (`file.pdf`), p. 5 — … chunk ID``."""
+
+    label: str
+    chunk_id: str
+    file_name: str
+    page_label: str
+    passage: str  # the verbatim passage quoted under the definition
+
+
+@dataclass(frozen=True)
+class TextToCheck:
+    """A check's first event, the text as read (core/verdicts/check_input.py): plain prose
+    and its sentences; ``cited[i]`` are the marker labels of sentence ``i``."""
+
+    title: str
+    text: str
+    sentences: tuple[Sentence, ...]
+    cited: tuple[tuple[str, ...], ...]
+    footnotes: Mapping[str, Footnote] = field(default_factory=dict)
+    exported: bool = False  # an answer exported by Folio
+    headings: frozenset[int] = frozenset()  # indexes of sentences that are headings
+    event: str = field(default="check_started", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {
+            "event": self.event,
+            "title": self.title,
+            "exported": self.exported,
+            "sentences": len(self.sentences),
+            "footnotes": {k: {"chunk_id": f.chunk_id, "file": f.file_name, "page_label": f.page_label}
+                          for k, f in self.footnotes.items()},
+        }
+
+
+@dataclass(frozen=True)
 class SentenceCheck:
     """One sentence of a checked text, its best supporting passage and the verdict."""
 
@@ -325,3 +369,6 @@ class CheckFinished:
     def to_json(self) -> JsonObject:
         return {"event": self.event, "counts": self.counts, "sentences": self.sentences,
                 "cancelled": self.cancelled}
+
+
+CheckEvent = TextToCheck | SentenceCheck | CheckFinished

@@ -14,11 +14,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from desktop_app.core.stages import Generator, JudgeCache, Retriever
-from desktop_app.core.types import CheckFinished, ClaimVerdict, Passage, SentenceCheck
+from desktop_app.core.types import CheckFinished, ClaimVerdict, Passage, SentenceCheck, TextToCheck
 from desktop_app.core.verdicts.check_input import (
     BadClaimLine,
     ClaimLine,
-    TextToCheck,
     read_claims_line,
     read_text,
 )
@@ -32,7 +31,7 @@ from desktop_app.core.verdicts.text_checker import (
 from desktop_app.core.verdicts.verify import StreamingVerifier
 
 __all__ = [
-    "BadClaimLine", "CheckFinished", "ClaimLine", "Judge", "SentenceCheck", "TextToCheck", "Verifier",
+    "BadClaimLine", "ClaimLine", "Judge", "Verifier",
     "check_claim", "check_text", "claim_result", "read_claims_line", "read_text",
 ]
 

@@ -13,57 +13,21 @@ Two kinds of input:
 
 :func:`read_text` turns either into plain prose (Markdown syntax removed, paragraphs and
 list items kept on their own lines, markers removed) split into sentences, each with the
-labels of the markers it carried; :func:`read_claims_line` reads one line of a
-``--claims`` JSONL batch.
+labels of the markers it carried: a :class:`TextToCheck` (core/types/events.py, the
+check's first event); :func:`read_claims_line` reads one line of a ``--claims`` JSONL
+batch.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from desktop_app.core.text.markers import find_markers
-from desktop_app.core.text.sentences import Sentence, attach_citations, split_sentences
-from desktop_app.core.types import CitationStyle, JsonObject
-
-
-@dataclass(frozen=True)
-class Footnote:
-    """A source of an exported answer: ``[^label]: Title (`file.pdf`), p. 5 — … chunk ID``."""
-
-    label: str
-    chunk_id: str
-    file_name: str
-    page_label: str
-    passage: str  # the verbatim passage quoted under the definition
-
-
-@dataclass(frozen=True)
-class TextToCheck:
-    """Plain prose and its sentences; ``cited[i]`` are the marker labels of sentence ``i``."""
-
-    title: str
-    text: str
-    sentences: tuple[Sentence, ...]
-    cited: tuple[tuple[str, ...], ...]
-    footnotes: Mapping[str, Footnote] = field(default_factory=dict)
-    exported: bool = False  # an answer exported by Folio
-    headings: frozenset[int] = frozenset()  # indexes of sentences that are headings
-    event: str = field(default="check_started", init=False)
-
-    def to_json(self) -> JsonObject:
-        return {
-            "event": self.event,
-            "title": self.title,
-            "exported": self.exported,
-            "sentences": len(self.sentences),
-            "footnotes": {k: {"chunk_id": f.chunk_id, "file": f.file_name, "page_label": f.page_label}
-                          for k, f in self.footnotes.items()},
-        }
-
+from desktop_app.core.text.sentences import attach_citations, split_sentences
+from desktop_app.core.types import CitationStyle, Footnote, Sentence, TextToCheck
 
 # ----------------------------------------------------------------- Markdown to prose
 _FENCE = re.compile(r"^\s*(```|~~~)")

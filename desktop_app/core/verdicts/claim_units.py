@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from desktop_app.core.text import lang
 from desktop_app.core.text.lang import CJK_CHAR, CJK_RANGES
-from desktop_app.core.text.sentences import Sentence, split_sentences
+from desktop_app.core.text.sentences import split_sentences
 from desktop_app.core.text.words import claim_stopwords, stem
-from desktop_app.core.types import Span
+from desktop_app.core.types import Sentence, Span
 from desktop_app.core.verdicts.claims import Number, numbers_in, plain_text
 
 __all__ = [

@@ -18,18 +18,20 @@ import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from desktop_app.core.text.sentences import Sentence
 from desktop_app.core.types import (
     CheckFinished,
     ClaimVerdict,
+    Footnote,
     JsonObject,
     Passage,
+    Sentence,
     SentenceCheck,
     SourcePayload,
     Span,
+    TextToCheck,
     Verdict,
 )
-from desktop_app.core.verdicts.check_input import ClaimLine, Footnote, TextToCheck
+from desktop_app.core.verdicts.check_input import ClaimLine
 from desktop_app.core.verdicts.claims import is_factual, plain_text
 from desktop_app.core.verdicts.judge import Judge, JudgedPassage
 from desktop_app.core.verdicts.verify import ClaimScore, _Verifier, score_claim

@@ -18,14 +18,13 @@ import numpy as np
 
 from desktop_app.core.text.markers import find_markers, unclosed_marker_start
 from desktop_app.core.text.sentences import (
-    Sentence,
     attach_citations,
     ends_clause,
     has_words,
     split_from,
     split_sentences,
 )
-from desktop_app.core.types import Citations, ClaimVerdict, Verdict, all_unsupported
+from desktop_app.core.types import Citations, ClaimVerdict, Sentence, Verdict, all_unsupported
 from desktop_app.core.verdicts.claim_score import (
     PARTIAL_MIN,
     SUPPORTED_MIN,

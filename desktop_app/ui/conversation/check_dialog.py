@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.errors import KnownError
-from desktop_app.core.types import AnswerFailed
+from desktop_app.core.types import AnswerFailed, SentenceCheck
 from desktop_app.ui.conversation.answer_turn import AnswerTurn, TurnState
 from desktop_app.ui.conversation.check_turn import CheckedTurn
 
@@ -129,7 +129,7 @@ async def run_check(window: Any, turn: AnswerTurn, text: str, name: str) -> Answ
             builder.apply(event)
             # A long text: rebuilding and rendering it on every sentence would cost
             # the GUI thread time quadratic in its length; at most once a frame.
-            if loop.time() - shown >= FRAME_S or event.event != "sentence_check":
+            if loop.time() - shown >= FRAME_S or not isinstance(event, SentenceCheck):
                 show()
     except KnownError as error:
         turn.apply(AnswerFailed(str(error), known=True))

@@ -17,13 +17,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from desktop_app.core.types import (
+    CheckEvent,
     CheckFinished,
     ClaimVerdict,
     SentenceCheck,
     SourcePayload,
+    TextToCheck,
     Verdict,
 )
-from desktop_app.services.checking import CheckEvent, TextToCheck
 from desktop_app.ui.conversation.answer_turn import AnswerTurn, Marker, TurnState
 
 CHECK_PREFIX = "Check: "

@@ -10,10 +10,8 @@ chip still goes through the viewer's own check, which never highlights a changed
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -31,11 +29,8 @@ from PySide6.QtWidgets import (
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
     AnswerStatus,
-    CitationStyle,
-    ClaimVerdict,
-    SourcePayload,
-    SourceState,
-    Verdict,
+    HistoryEntry,
+    SavedAnswer,
 )
 from desktop_app.services.api import KnowledgeBaseAPI
 from desktop_app.ui.conversation.answer_html import scope_label
@@ -47,54 +42,35 @@ logger = logging.getLogger(__name__)
 ID_ROLE = Qt.ItemDataRole.UserRole  # the newest answer of the row's conversation
 IDS_ROLE = Qt.ItemDataRole.UserRole + 1  # every answer of it
 STATUS_WORDS = {"no_basis": "no basis", "cancelled": "stopped", "failed": "failed"}
-_PAYLOAD_FIELDS = {f.name for f in dataclasses.fields(SourcePayload)}
 _STATES = {str(status): TurnState(str(status)) for status in AnswerStatus}  # how a saved answer ended
 
 
-def turn_from_record(record: dict[str, Any]) -> AnswerTurn:
+def turn_from_record(record: SavedAnswer) -> AnswerTurn:
     """An :class:`AnswerTurn` that renders a saved answer as it was streamed."""
-    sources = [
-        SourcePayload(**{k: v for k, v in s.items() if k in _PAYLOAD_FIELDS})
-        for s in record.get("sources", [])
-    ]
-    by_id = {s.id: s for s in sources}
-    hallucinated = tuple(record.get("hallucinated", []))
-    citations: dict[str, list[list[int]]] = record.get("citations", {})
+    by_id = {s.id: s for s in record.sources}
     turn = AnswerTurn(
-        question=record["question"],
-        state=_STATES.get(record.get("status", ""), TurnState.FINISHED),
-        text=record.get("text", ""),
-        answer_id=record["answer_id"],
-        style=record.get("style", CitationStyle.LABEL),
-        sources=sources,
-        cited={cid: by_id[cid] for cid in citations if cid in by_id},
-        hallucinated=hallucinated,
-        saved_at=record.get("created_at", ""),
-        scope=tuple(record.get("scope") or ()),
-        searched=str(record.get("searched") or record["question"]),
-        conversation_id=str(record.get("conversation_id") or record["answer_id"]),
+        question=record.question,
+        state=_STATES.get(str(record.status), TurnState.FINISHED),
+        text=record.text,
+        answer_id=record.answer_id,
+        style=record.style,
+        sources=list(record.sources),
+        cited={cid: by_id[cid] for cid in record.citations if cid in by_id},
+        hallucinated=record.hallucinated,
+        saved_at=record.created_at,
+        scope=record.scope,
+        searched=record.asked,
+        conversation_id=record.conversation,
     )
-    for cid, spans in citations.items():
-        for start, end in spans:
-            valid = cid in by_id and cid not in hallucinated
-            turn.markers.append(Marker(cid, (int(start), int(end)), valid))
-    turn.verdicts = [_verdict(c) for c in record.get("claims", [])]
-    if record.get("status") == "no_basis":
-        turn.no_basis = record.get("reason") or "The documents hold no basis for this question."
-    for cid, state in record.get("source_states", {}).items():
-        turn.source_states[cid] = SourceState(state)
+    for cid, spans in record.citations.items():
+        for span in spans:
+            turn.markers.append(Marker(cid, span, cid in by_id and cid not in record.hallucinated))
+    turn.verdicts = list(record.claims)
+    if record.status == AnswerStatus.NO_BASIS:
+        turn.no_basis = record.reason or "The documents hold no basis for this question."
+    turn.source_states.update(record.source_states)
     turn.revision += 1
     return turn
-
-
-def _verdict(claim: dict[str, Any]) -> ClaimVerdict:
-    start, end = claim["sentence_span"]
-    return ClaimVerdict(
-        (int(start), int(end)), Verdict(claim["verdict"]), tuple(claim.get("ids", [])),
-        float(claim.get("score", 0.0)), claim.get("suggested"), claim.get("suggested_label"),
-        tuple((int(a), int(b)) for a, b in claim.get("support", [])), claim.get("reason", ""),
-        claim.get("support_id"), claim.get("quote", ""), claim.get("conflict", ""),
-    )
 
 
 class _List(QListWidget):
@@ -108,12 +84,12 @@ class _List(QListWidget):
         super().keyPressEvent(event)
 
 
-def conversations(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def conversations(rows: list[HistoryEntry]) -> list[list[HistoryEntry]]:
     """History rows (newest first) grouped by conversation, newest conversation first, each
     conversation's turns oldest first."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    grouped: dict[str, list[HistoryEntry]] = {}
     for row in rows:
-        grouped.setdefault(str(row.get("conversation_id") or row["answer_id"]), []).append(row)
+        grouped.setdefault(row.conversation_id or row.answer_id, []).append(row)
     return [list(reversed(turns)) for turns in grouped.values()]
 
 
@@ -128,7 +104,7 @@ class HistoryPanel(QWidget):
         super().__init__(parent)
         self._kb = kb  # a getter: the window may swap its facade when settings change
         self.tasks = TaskSet()
-        self.rows: list[dict[str, Any]] = []
+        self.rows: list[HistoryEntry] = []
         self.list = _List(self)
         self.list.setAccessibleName("Saved answers")
         self.list.setWordWrap(True)
@@ -178,18 +154,18 @@ class HistoryPanel(QWidget):
         self.list.clear()
         for turns in conversations(rows):
             row, last = turns[0], turns[-1]
-            status = STATUS_WORDS.get(last.get("status", ""), "")
-            when = str(last.get("created_at", ""))[:16]
-            scope = tuple(row.get("scope") or ())
+            status = STATUS_WORDS.get(last.status, "")
+            when = last.created_at[:16]
+            scope = row.scope
             within = f" · within {scope_label(scope)}" if scope else ""
-            more = f"\n↳ {last['question']}" if len(turns) > 1 else ""
+            more = f"\n↳ {last.question}" if len(turns) > 1 else ""
             count = f" · {len(turns)} questions" if len(turns) > 1 else ""
-            label = f"{row['question']}{more}\n{when}{count}" + (f" · {status}" if status else "") + within
+            label = f"{row.question}{more}\n{when}{count}" + (f" · {status}" if status else "") + within
             item = QListWidgetItem(label)
-            item.setData(ID_ROLE, last["answer_id"])
-            item.setData(IDS_ROLE, [t["answer_id"] for t in turns])
-            item.setToolTip("\n".join(t["question"] for t in turns)
-                            + f"\n{when} · {last.get('model_id') or 'no model call'}"
+            item.setData(ID_ROLE, last.answer_id)
+            item.setData(IDS_ROLE, [t.answer_id for t in turns])
+            item.setToolTip("\n".join(t.question for t in turns)
+                            + f"\n{when} · {last.model_id or 'no model call'}"
                             + ("\nAsked within:\n" + "\n".join(scope) if scope else ""))
             self.list.addItem(item)
             if selected in item.data(IDS_ROLE):
@@ -253,8 +229,8 @@ class HistoryPanel(QWidget):
         answer_id = self.selected_id()
         if answer_id is None:
             return None
-        question = next((t[0]["question"] for t in conversations(self.rows)
-                         if answer_id in [r["answer_id"] for r in t]), "")
+        question = next((t[0].question for t in conversations(self.rows)
+                         if answer_id in [r.answer_id for r in t]), "")
         box = QMessageBox(self)
         box.setIcon(QMessageBox.Icon.Question)
         box.setWindowTitle("Delete answer")

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from desktop_app.services.models_service import InstallProgress, InstallStep, ModelCheck, human_size
+from desktop_app.services.model_install import InstallProgress, InstallStep, ModelCheck, human_size
 from desktop_app.ui.qt.rich_text import esc
 
 logger = logging.getLogger(__name__)

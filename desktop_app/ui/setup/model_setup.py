@@ -22,8 +22,8 @@ from desktop_app.core import paths
 from desktop_app.core import settings as settings_store
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
-from desktop_app.services import models_service
-from desktop_app.services.models_service import Installer, ModelCheck, ModelInstall, write_samples
+from desktop_app.services import model_install
+from desktop_app.services.model_install import Installer, ModelCheck, ModelInstall, write_samples
 from desktop_app.ui.setup.first_run import FirstRunPanel, InstallDialog
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,7 @@ class ModelSetup(QObject):
 
     def check(self) -> ModelCheck:
         """Show the panel if a model the settings name is missing; hide it otherwise."""
-        check = models_service.check_models(self.settings())
+        check = model_install.check_models(self.settings())
         self.last_check = check
         if check.ready:
             self.panel.hide()

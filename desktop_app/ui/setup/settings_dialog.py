@@ -39,7 +39,7 @@ from desktop_app.core import settings as settings_store
 from desktop_app.core.errors import KnownError
 from desktop_app.core.settings import Settings
 from desktop_app.core.types import CitationStyle
-from desktop_app.services import model_server, models_service
+from desktop_app.services import model_install, model_serve
 from desktop_app.ui.qt.async_bridge import TaskSet
 
 logger = logging.getLogger(__name__)
@@ -246,10 +246,10 @@ class SettingsDialog(QDialog):
     async def _server_call(self, request: int, url: str, model: str, key: str, *, test: bool) -> None:
         try:
             if test:
-                report = await model_server.test_connection(url, model, key)
+                report = await model_serve.test_connection(url, model, key)
                 models, said, chosen = list(report.models), report.describe(), report.model
             else:
-                models = await model_server.list_server_models(url, key)
+                models = await model_serve.list_server_models(url, key)
                 said, chosen = f"The server lists {len(models)} model(s).", model or (models[0] if models else "")
         except KnownError as error:
             if request == self._server_request:
@@ -339,13 +339,13 @@ class SettingsDialog(QDialog):
         elif model == settings_store.SERVER:
             self.model_info.setText("Answers come from an OpenAI-compatible model server.")
         else:
-            info = await models_service.describe_answer_model(model)
+            info = await model_install.describe_answer_model(model)
             if model == self._model_choice():  # still the choice shown
                 self.model_info.setText(info.problem or info.summary)
         if not embedder:
             self.embedder_info.setText("Choose a folder with model.onnx and tokenizer.json.")
         else:
-            about = await models_service.describe_embedder(embedder)
+            about = await model_install.describe_embedder(embedder)
             if embedder == self._embedder_choice():
                 self.embedder_info.setText(about.summary or about.problem)
 

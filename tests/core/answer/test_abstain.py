@@ -68,8 +68,8 @@ def test_a_model_sure_the_sources_lack_the_answer_ends_in_no_basis_with_the_sour
     assert "".join(e.text for e in events if isinstance(e, TokenDelta)) == prompts.NO_ANSWER["en"]
     finished = next(e for e in events if isinstance(e, AnswerFinished))
     record = store.answer(finished.answer_id)
-    assert record is not None and record["status"] == "no_basis" and "found no answer" in record["reason"]
-    assert record["sources"]
+    assert record is not None and record.status == "no_basis" and "found no answer" in record.reason
+    assert record.sources
 
 
 def test_a_model_likely_to_answer_answers(store: Store) -> None:

@@ -3,6 +3,7 @@ before it existed, every write one transaction, a full disk a clear message."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -15,6 +16,7 @@ from desktop_app.core.errors import DiskFullError
 from desktop_app.core.library import answer_records, migrations
 from desktop_app.core.library.answer_records import AnswerArchive, answers_path
 from desktop_app.core.library.store import Store, top_folders
+from desktop_app.core.types import ClaimVerdict, SavedAnswer, SourcePayload, Verdict
 
 
 def payload(n: int) -> dict[str, Any]:
@@ -32,8 +34,8 @@ def test_answers_live_beside_the_library_not_in_it(tmp_path: Path) -> None:
     con.close()
     assert "answers" not in tables and "judge_cache" not in tables
     archive = AnswerArchive(tmp_path / "library.answers.sqlite")
-    assert archive.answer("a1b2")["text"] == "The tenant [1]."  # type: ignore[index]
-    assert archive.answer("a1")["scope"] == ["/x"]  # type: ignore[index]  # a prefix finds it
+    assert archive.answer("a1b2").text == "The tenant [1]."  # type: ignore[union-attr]
+    assert archive.answer("a1").scope == ("/x",)  # type: ignore[union-attr]  # a prefix finds it
     assert archive.judge_get("sha", "chunk") == "partial"
     assert archive.delete_answer("a1b2") and archive.answers() == []
     archive.close()
@@ -64,7 +66,7 @@ def test_an_old_library_gives_its_answers_to_their_own_file_on_first_open(tmp_pa
     old_library(db, answers=25)
     store = Store(db)
     assert len(store.answers()) == 25
-    assert store.answer("id007")["question"] == "question 7"  # type: ignore[index]
+    assert store.answer("id007").question == "question 7"  # type: ignore[union-attr]
     assert store.judge_get("s1", "c1") == "yes" and store.judge_get("s2", "c2") == "partial"
     assert store.archive.folders() == ["/docs/a", "/other"]  # what a repair rebuilds from
     store.close()
@@ -86,7 +88,7 @@ def test_a_crash_between_copying_and_dropping_loses_and_doubles_nothing(tmp_path
         Store(db)  # the copy ran, the drop failed: both files hold the answers now
     monkeypatch.setattr(migrations, "MIGRATIONS", original)
     store = Store(db)
-    assert sorted(a["answer_id"] for a in store.answers()) == [f"id{n:03d}" for n in range(5)]
+    assert sorted(a.answer_id for a in store.answers()) == [f"id{n:03d}" for n in range(5)]
     store.close()
 
 
@@ -113,7 +115,7 @@ def test_a_full_disk_while_saving_an_answer_says_so_and_keeps_the_others(tmp_pat
         archive.save_answer("lost", "q", "t", "label", "m", "finished", payload(1))
     assert "MB free on" in str(failure.value) and "nothing saved" in str(failure.value)
     assert archive.write_failures == 1 and archive.last_failure is failure.value
-    assert [a["answer_id"] for a in archive.answers()] == ["kept"]
+    assert [a.answer_id for a in archive.answers()] == ["kept"]
     archive.close()
 
 
@@ -134,7 +136,7 @@ def test_a_version_1_file_gets_its_partial_and_unsupported_verdicts_renamed(tmp_
     con.commit()
     con.close()
     archive = AnswerArchive(path)
-    verdicts = [c["verdict"] for c in archive.answer("a1")["claims"]]  # type: ignore[index]
+    verdicts = [c.verdict for c in archive.answer("a1").claims]  # type: ignore[union-attr]
     assert verdicts == ["supported", "not_confirmed", "not_confirmed", "contradicted", "uncited"]
     assert archive.judge_get("s", "c") == "partial 0.4000 0.3000"  # the judge's words are no verdicts
     archive.close()
@@ -163,12 +165,12 @@ def test_a_version_1_file_gains_conversations_and_keeps_its_answers(tmp_path: Pa
     con.close()
     archive = AnswerArchive(path)
     old = archive.answer("old1")
-    assert old is not None and old["text"] == "The tenant [1]." and old["conversation_id"] == "old1"
-    assert [t["answer_id"] for t in archive.conversation("old1")] == ["old1"]  # a conversation of its own
+    assert old is not None and old.text == "The tenant [1]." and old.conversation == "old1"
+    assert [t.answer_id for t in archive.conversation("old1")] == ["old1"]  # a conversation of its own
     archive.save_answer("new1", "And the landlord?", "Nothing [1].", "label", "m", "finished", payload(1),
                         conversation_id="old1")
-    assert [t["answer_id"] for t in archive.conversation("old1")] == ["old1", "new1"]
-    assert {r["answer_id"]: r["conversation_id"] for r in archive.answers()} == {"old1": "old1", "new1": "old1"}
+    assert [t.answer_id for t in archive.conversation("old1")] == ["old1", "new1"]
+    assert {r.answer_id: r.conversation_id for r in archive.answers()} == {"old1": "old1", "new1": "old1"}
     archive.close()
     con = sqlite3.connect(path)
     assert con.execute("PRAGMA user_version").fetchone()[0] == answer_records.SCHEMA_VERSION
@@ -199,6 +201,66 @@ def test_an_answer_asked_again_replaces_the_one_it_names_in_its_conversation(tmp
     again = {**payload(3), "searched": "PDF.js original author", "replaces": "q2"}
     archive.save_answer("q3", "Who wrote it?", "Andreas Gal.", "label", "m", "finished", again,
                         created_at="2026-01-01 00:00:03.000000", conversation_id="q1")
-    assert [t["answer_id"] for t in archive.conversation("q1")] == ["q1", "q3"]
+    assert [t.answer_id for t in archive.conversation("q1")] == ["q1", "q3"]
     assert archive.answer("q2") is not None  # kept in the history all the same
     archive.close()
+
+
+def _source(**extra: object) -> dict[str, object]:
+    return {"id": "1", "chunk_id": "c1", "doc_id": "d" * 64, "doc_path": "/lib/lease.pdf", "doc_title": "Lease",
+            "page": 2, "page_label": "ii", "section": "4 Repairs", "text": "Report damage within 30 days.",
+            "char_start": 10, "char_end": 39, **extra}
+
+
+def test_an_answer_an_older_folio_saved_reads_typed_and_keeps_what_it_does_not_know(tmp_path: Path) -> None:
+    archive = AnswerArchive(tmp_path / "a.sqlite")
+    old = {"sources": [_source()], "citations": {"1": [[20, 23]], "9": [[30, 33]]}, "hallucinated": ["9"],
+           "claims": [{"sentence_span": [0, 23], "verdict": "partial", "ids": ["1"], "score": 0.41}],
+           "future_key": {"kept": True}}  # no reason, stats, searched; a key of a newer Folio
+    archive.save_answer("o1", "When?", "Within 30 days [1]. Pets [9].", "label", "m", "finished", old)
+    record = archive.answer("o1")
+    assert record is not None
+    source = record.source("1")
+    assert source is not None and source.format == "pdf" and source.read == () and source.locator == ""
+    assert source.page_label == "ii" and source.char_end == 39
+    assert record.claims[0].verdict is Verdict.NOT_CONFIRMED and record.claims[0].score == 0.41
+    assert record.citations["9"] == ((30, 33),) and record.hallucinated == ("9",)
+    assert record.cited_ids() == ["1"] and record.asked == "When?" and record.conversation == "o1"
+    assert record.extra == {"future_key": {"kept": True}}
+    archive.keep(dataclasses.replace(record, answer_id="o2", created_at=""))
+    again = archive.answer("o2")
+    assert again is not None and again.extra == record.extra and again.claims == record.claims
+    assert again.sources == record.sources and again.citations == record.citations
+    archive.close()
+
+
+def test_the_payload_is_written_key_for_key_as_before(tmp_path: Path) -> None:
+    """What the answers file gets from a SavedAnswer is, byte for byte, what Folio wrote
+    before the saved answer had a type (the dict answering._save built)."""
+    source = SourcePayload(**_source(read=((0, 12),), format="pdf", locator="p. ii"))  # type: ignore[arg-type]
+    claim = ClaimVerdict((0, 23), Verdict.SUPPORTED, ("1",), 0.912345, support=((0, 28),), support_id="1")
+    citations = {"1": [(20, 23)]}
+    stats = {"prompt_tokens": 420, "first_word": {"search_s": 0.1}}
+    before = {
+        "sources": [source.to_json()],
+        "citations": {k: [list(s) for s in v] for k, v in citations.items()},
+        "hallucinated": [],
+        "claims": [claim.to_json()],
+        "reason": "",
+        "stats": dict(stats),
+        "searched": "report damage days",
+        "replaces": "q0",
+    }
+    record = SavedAnswer(answer_id="n1", question="When?", text="Within 30 days [1].", sources=(source,),
+                         citations={"1": ((20, 23),)}, claims=(claim,), stats=stats,
+                         searched="report damage days", replaces="q0")
+    assert json.dumps(record.payload(), ensure_ascii=False) == json.dumps(before, ensure_ascii=False)
+    archive = AnswerArchive(tmp_path / "a.sqlite")
+    archive.keep(record)
+    archive.close()
+    con = sqlite3.connect(tmp_path / "a.sqlite")
+    stored = con.execute("SELECT payload, status, conversation_id FROM answers").fetchone()
+    con.close()
+    assert stored == (json.dumps(before, ensure_ascii=False), "finished", "n1")
+    read = AnswerArchive(tmp_path / "a.sqlite").answer("n1")
+    assert read is not None and read.payload() == json.loads(stored[0])

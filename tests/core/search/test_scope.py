@@ -83,9 +83,9 @@ def test_a_scoped_question_its_document_cannot_answer_has_no_basis(library: tupl
     reason = next(e for e in scoped if isinstance(e, NoBasis)).reason
     assert reason.startswith("Asked within gardening.pdf: ")
     record = store.answer(started.answer_id)
-    assert record is not None and record["status"] == "no_basis"
-    assert record["scope"] == ["/library/gardening.pdf"]
-    assert store.answers()[0]["scope"] == ["/library/gardening.pdf"]
+    assert record is not None and record.status == "no_basis"
+    assert record.scope == ("/library/gardening.pdf",)
+    assert store.answers()[0].scope == ("/library/gardening.pdf",)
     assert "Asked within: `/library/gardening.pdf`" in export_markdown(record)
 
 
@@ -95,7 +95,7 @@ def test_a_scoped_answer_gives_the_model_only_the_scopes_passages(library: tuple
                  ("/library/http-spec.pdf",))
     started = next(e for e in events if isinstance(e, AnswerStarted))
     assert started.sources and {s.doc_path for s in started.sources} == {"/library/http-spec.pdf"}
-    assert store.answer(started.answer_id)["scope"] == ["/library/http-spec.pdf"]  # type: ignore[index]
+    assert store.answer(started.answer_id).scope == ("/library/http-spec.pdf",)  # type: ignore[union-attr]
     assert started.to_json()["scope"] == ["/library/http-spec.pdf"]
 
 

@@ -1,4 +1,5 @@
-"""A made-up language, "Toy", in one lexicon file: what adding French or Spanish takes."""
+"""A made-up language, "Toy", in one lexicon file: what adding French or Spanish takes.
+test_lang.py drops it into the lexicon package as toy.py, and nothing else."""
 
 from __future__ import annotations
 

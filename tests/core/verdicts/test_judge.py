@@ -224,10 +224,10 @@ def test_answer_runs_the_judge_after_it_finishes_and_saves_the_judged_verdicts(s
     assert red.verdict is Verdict.CONTRADICTED  # the judge's "no" confirms the rules' conflict
     record = store.answer(events[finished].answer_id)
     assert record is not None
-    saved = {tuple(c["sentence_span"]): c for c in record["claims"]}
-    assert saved[unsure.sentence_span]["verdict"] == "not_confirmed"
-    assert "judge" in saved[unsure.sentence_span]["reason"]
-    assert len(record["claims"]) == 5  # replaced, not appended
+    saved = {c.sentence_span: c for c in record.claims}
+    assert saved[unsure.sentence_span].verdict == "not_confirmed"
+    assert "judge" in saved[unsure.sentence_span].reason
+    assert len(record.claims) == 5  # replaced, not appended
 
 
 class WeighingGenerator(JudgingGenerator):

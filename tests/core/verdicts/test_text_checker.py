@@ -9,7 +9,7 @@ import pytest
 
 from desktop_app.core.library.history import export_markdown
 from desktop_app.core.text.markers import find_markers
-from desktop_app.core.types import Passage, Verdict
+from desktop_app.core.types import Passage, SavedAnswer, Verdict
 from desktop_app.core.verdicts.check_input import (
     BadClaimLine,
     markdown_to_prose,
@@ -63,7 +63,7 @@ def exported_answer() -> str:
     for cid, span in find_markers(text):
         citations.setdefault(cid, []).append(list(span))
     source = {"doc_id": "d", "version": 1, "section": "5.2", "char_start": 0, "char_end": 9}
-    return export_markdown({
+    return export_markdown(SavedAnswer.from_json({
         "answer_id": "a1", "question": "What do the sources say?", "text": text, "citations": citations,
         "sources": [
             {**source, "id": "1", "chunk_id": "rfc", "doc_path": "/lib/rfc6455.pdf", "doc_title": "RFC 6455",
@@ -73,7 +73,7 @@ def exported_answer() -> str:
         ],
         "claims": [{"sentence_span": [0, 50], "verdict": "partial", "ids": ["1"], "reason": "a reason"}],
         "status": "finished", "model_id": "m", "created_at": "2026-12-01",
-    })
+    }))
 
 
 def test_an_exported_answer_gives_its_sentences_their_footnotes_and_drops_folios_notes() -> None:
@@ -94,13 +94,13 @@ def test_an_exported_answer_gives_its_sentences_their_footnotes_and_drops_folios
 def test_an_answer_exported_as_json_is_read_like_the_markdown() -> None:
     from desktop_app.core.library.history import audit_record
 
-    record = {
+    record = SavedAnswer.from_json({
         "answer_id": "a2", "question": "Which frame?", "style": "shortid",
         "text": "A value of 126 means a 16-bit payload length [ab12cd3]. Thanks for asking!",
         "citations": {"ab12cd3": [[46, 55]]},
         "sources": [{"id": "ab12cd3", "chunk_id": "rfc", "doc_id": "d", "doc_path": "/lib/rfc6455.pdf",
                      "page": 31, "page_label": "29", "text": RFC, "char_start": 0, "char_end": 9}],
-    }
+    })
     checked = read_text(json.dumps(audit_record(record)), "answer.json")
     assert checked.exported and checked.title == "Which frame?"
     assert checked.text == "A value of 126 means a 16-bit payload length. Thanks for asking!"

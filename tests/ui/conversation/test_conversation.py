@@ -4,6 +4,8 @@ be edited and searched again, and the history reopens a whole conversation."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QKeySequence
 
@@ -68,8 +70,7 @@ def test_searched_for_can_be_edited_and_searched_again(window, fake_kb, library,
 def test_the_history_reopens_a_whole_conversation(window, fake_kb, library, run) -> None:  # noqa: ANN001
     one = saved_record("How long is the pump warranty?", warranty_answer(library), "c1", created_at="2024-05-01 10:00:00")
     two = saved_record("And for the guide?", warranty_answer(library), "c2", created_at="2024-05-01 10:01:00")
-    two["conversation_id"] = "c1"
-    two["searched"] = "And for the guide? (pump warranty)"
+    two = dataclasses.replace(two, conversation_id="c1", searched="And for the guide? (pump warranty)")
     other = saved_record("Who makes the pump?", ScriptedAnswer("Acme [1].", []), "x1", created_at="2024-04-01 09:00:00")
     fake_kb.saved.update({"c1": one, "c2": two, "x1": other})
     window.history_dock.show()
@@ -110,8 +111,7 @@ def test_reopening_a_conversation_restores_its_scope(window, fake_kb, library, r
     run(window.open_folder(str(library["manual"].path.parent)))
     manual = str(library["manual"].path)
     record = saved_record("How long is the pump warranty?", warranty_answer(library), "s1")
-    record["scope"] = [manual]
-    fake_kb.saved["s1"] = record
+    fake_kb.saved["s1"] = dataclasses.replace(record, scope=(manual,))
     run(window.history.reopen("s1"))
     assert window.conversation.scope == (manual,) and window.conversation.scope_chip.isVisible()
     fake_kb.scripted.append(warranty_answer(library))

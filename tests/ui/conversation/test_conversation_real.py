@@ -59,8 +59,8 @@ def test_a_conversation_with_searched_for_edited(qtbot, qloop, tmp_path, shared_
         assert again.question == "Who was its original author?" and again.conversation_id == first.answer_id
         assert len(window.conversation.turns) == 2  # the edited turn was replaced
         saved = qloop.run_until_complete(kb.answers.conversation(again.answer_id))
-        assert [r["answer_id"] for r in saved] == [first.answer_id, again.answer_id]  # the edited one replaced
-        assert saved[-1]["searched"] == "original author of PDF.js Andreas Gal"
+        assert [r.answer_id for r in saved] == [first.answer_id, again.answer_id]  # the edited one replaced
+        assert saved[-1].searched == "original author of PDF.js Andreas Gal"
 
         # A new conversation: the next question follows up nothing.
         assert window.new_conversation()

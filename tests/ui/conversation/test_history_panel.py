@@ -4,6 +4,8 @@ highlight on the new file, and deleting with a confirmation."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QMessageBox
 
@@ -140,7 +142,8 @@ def test_an_answer_with_no_backed_statement_gets_a_banner(window, fake_kb, libra
     assert "No statement of this answer is backed by the documents" in window.conversation.html()
     # One backed sentence is enough to drop the banner.
     fake_kb.saved["ok"] = saved_record(QUESTION, warranty_answer(library), "ok")
-    fake_kb.saved["ok"]["claims"] = [ClaimVerdict((0, second - 1), Verdict.SUPPORTED, ("1",), 0.9).to_json()]
+    fake_kb.saved["ok"] = dataclasses.replace(fake_kb.saved["ok"],
+                                              claims=(ClaimVerdict((0, second - 1), Verdict.SUPPORTED, ("1",), 0.9),))
     run(window.history.reopen("ok"))
     assert len(window.conversation.turns) == 2
     assert window.conversation.html().count("No statement of this answer") == 1

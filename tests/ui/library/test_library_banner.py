@@ -48,7 +48,7 @@ def test_a_damaged_library_is_rebuilt_in_one_click_with_its_answers(
     try:
         summary = qloop.run_until_complete(asyncio.wait_for(window.open_folder(str(folder)), 300))
         assert summary is not None and summary.documents == 2
-        kb.archive.save_answer("kept-answer", "What is Section 512?", "A safe harbor [1].", "label", "m",
+        kb.parts.archive.save_answer("kept-answer", "What is Section 512?", "A safe harbor [1].", "label", "m",
                                "finished", {"sources": []})
     finally:
         window.close()
@@ -77,7 +77,7 @@ def test_a_damaged_library_is_rebuilt_in_one_click_with_its_answers(
         results = qloop.run_until_complete(kb.library.search("Online Copyright Infringement Liability Limitation", 3))
         assert any(Path(r.doc_path).name == "en_gov_dmca_summary.pdf" for r in results)
         history = qloop.run_until_complete(kb.answers.history())
-        assert [h["answer_id"] for h in history] == ["kept-answer"]
+        assert [h.answer_id for h in history] == ["kept-answer"]
         assert {Path(r.path).name for r in window.library.rows()} == set(DOCS)
     finally:
         window.close()

@@ -4,6 +4,7 @@ within a document or folder from its context menu, with a removable chip."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from pathlib import Path
@@ -151,8 +152,7 @@ def test_a_reopened_answer_shows_its_scope(window, fake_kb, library, run) -> Non
     run(window.open_folder(str(library["manual"].path.parent)))
     manual = str(library["manual"].path)
     record = saved_record("How long is the pump warranty?", warranty_answer(library), "s1")
-    record["scope"] = [manual]
-    fake_kb.saved["s1"] = record
+    fake_kb.saved["s1"] = dataclasses.replace(record, scope=(manual,))
     window.history_dock.show()
     run(until(lambda: window.history.answer_ids() == ["s1"], what="history listed"))
     assert "within manual.pdf" in window.history.list.item(0).text()

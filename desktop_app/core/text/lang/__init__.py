@@ -4,8 +4,10 @@ zh.py), and the registry the rules ask for them. Qt-free, no asyncio.
 A rule that needs words of a language (stopwords, a negation, a condition marker, a month)
 never lists them itself: it compiles its pattern from every registered lexicon with
 :func:`compiled`, which builds it once and again only after :func:`register` added a
-language. A new language is one module filling a :class:`Lexicon`, added to the registry
-below.
+language. A new language is one module of this package whose ``LEXICON`` fills a
+:class:`Lexicon`: :func:`discover` finds and registers it when the package is imported, with
+no edit anywhere else (its prompts are the default language's until it has its own,
+core/answer/prompts.py).
 
 Entries of the pattern fields (``negations``, ``modals``, ``conditions``, ...) are regular
 expression fragments: a Latin-script lexicon's entries are matched as whole words, case
@@ -16,17 +18,18 @@ word boundaries). Order matters where one entry begins another: write the longer
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from desktop_app.core.text.lang import de, en, zh
 from desktop_app.core.text.lang.lexicon import Lexicon
 
 __all__ = [
-    "CJK_CHAR", "CJK_RANGES", "DEFAULT", "Lexicon", "all_lexicons", "compiled", "get", "latin",
-    "pattern", "register", "registered", "words",
+    "CJK_CHAR", "CJK_RANGES", "DEFAULT", "Lexicon", "all_lexicons", "compiled", "discover", "get", "latin",
+    "of", "pattern", "register", "registered", "words",
 ]
 
 # The one definition of a CJK character (Han, kana, Hangul): tokenising, splitting and every
@@ -83,6 +86,12 @@ def get(code: str) -> Lexicon | None:
     return _LEXICONS.get(code)
 
 
+def of(code: str) -> Lexicon:
+    """The lexicon of ``code``, else the default language's (for a code no lexicon has):
+    how a rule asks a decided language what it needs (its script, its sentences)."""
+    return _LEXICONS.get(code) or _LEXICONS.get(DEFAULT) or next(iter(_LEXICONS.values()))
+
+
 def latin() -> tuple[Lexicon, ...]:
     return tuple(lex for lex in _LEXICONS.values() if lex.script == "latin")
 
@@ -124,5 +133,24 @@ def compiled(build: Callable[[], T]) -> Callable[[], T]:
     return current
 
 
-for _module in (en, de, zh):
-    register(_module.LEXICON)
+_NOT_LANGUAGES = frozenset({"lexicon"})  # the modules of this package that hold no language
+
+
+def discover() -> None:
+    """Register the ``LEXICON`` of every module of this package (each file beside this one
+    but lexicon.py is a language): the default language first, then the others by module
+    name, so that a language added later (its file dropped in) is found without an import
+    here. Registering a language again replaces it in place."""
+    found: dict[str, Lexicon] = {}
+    for module in pkgutil.iter_modules(__path__):
+        if module.name.startswith("_") or module.name in _NOT_LANGUAGES:
+            continue
+        lexicon = vars(importlib.import_module(f"{__name__}.{module.name}")).get("LEXICON")
+        if not isinstance(lexicon, Lexicon):
+            raise TypeError(f"{__name__}.{module.name} holds no LEXICON: every module of this package is a language")
+        found.setdefault(module.name, lexicon)
+    for name in sorted(found, key=lambda name: (found[name].code != DEFAULT, name)):
+        register(found[name])
+
+
+discover()

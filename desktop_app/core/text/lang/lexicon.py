@@ -24,6 +24,10 @@ class Lexicon:
     # probe (no_answer), and the answer in place of one when the gate finds no basis
     no_answer: str = ""
     no_basis: str = ""
+    # an answer's sentence in it does not end without its source marker: the model is steered
+    # to write one (core/models/steer.py, which acts on the CJK full stops "。！？": the default
+    # model ends Chinese sentences there unmarked; it cites Latin-script ones as asked)
+    marks_sentences: bool = False
 
     # -- telling the language apart (text/words.py: question_language, text_language)
     function_words: Words = frozenset()  # common words no other registered language has

@@ -12,6 +12,7 @@ LEXICON = Lexicon(
     name="Chinese",
     no_answer="文档中没有这个问题的答案。",
     no_basis="文档中没有回答这个问题的依据,请人工核实。",
+    marks_sentences=True,
     # characters that carry no content of a claim
     function_words=frozenset("的了着吗呢吧啊呀是在和与及或也都就而之其这那为对被把将于以等中有个上下一"),
     # question words: indexed like any text, but not searched for

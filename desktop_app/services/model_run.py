@@ -17,16 +17,20 @@ from desktop_app.core.settings import Settings
 from desktop_app.core.stages import Generator
 from desktop_app.core.text import lang
 from desktop_app.core.types import CitationStyle, FirstWordClock
-from desktop_app.services.area import Area, Root
+from desktop_app.services.bridge import ThreadBridge
+from desktop_app.services.parts import SharedParts
 
 if TYPE_CHECKING:
     from desktop_app.core.models.worker import WorkerGenerator
 
 logger = logging.getLogger(__name__)
 
-class ModelService(Area):
-    def __init__(self, kb: Root, generator: Generator | None = None, keep_model_s: float = 0.0) -> None:
-        super().__init__(kb)
+class ModelService:
+    def __init__(self, settings: Settings, parts: SharedParts, bridge: ThreadBridge,
+                 generator: Generator | None = None, keep_model_s: float = 0.0) -> None:
+        self._settings = settings
+        self._parts = parts  # the library file and the embedder (warm-up, the embedding passthrough)
+        self._bridge = bridge
         # The command line's answer model outlives the command for this many idle seconds
         # (core/models/keep_alive.py); 0: a process of its own, ended with the facade (the window).
         self._keep_model_s = keep_model_s
@@ -39,10 +43,10 @@ class ModelService(Area):
 
     def generator(self) -> Generator:
         """The answer model; only ever called on the folio-llm thread."""
-        if self._generator is None and self.settings.answer_model == settings_mod.SERVER:
+        if self._generator is None and self._settings.answer_model == settings_mod.SERVER:
             from desktop_app.core.models.catalog import open_generator
 
-            self._generator = open_generator(self.settings)  # a model server's client
+            self._generator = open_generator(self._settings)  # a model server's client
         self._start_generator()
         if self._worker is not None:
             try:
@@ -57,13 +61,13 @@ class ModelService(Area):
     def _start_generator(self) -> None:
         """Start the local answer model's process without waiting for it to load (on the
         folio-llm thread): a question's search runs while the model loads."""
-        if self._generator is not None or self.settings.answer_model == settings_mod.SERVER:
+        if self._generator is not None or self._settings.answer_model == settings_mod.SERVER:
             return
         from desktop_app.core.models.catalog import open_generator
         from desktop_app.core.models.worker import WorkerGenerator
 
         # In its own process (kept alive between commands for the command line).
-        generator = open_generator(self.settings, keep_alive_s=self._keep_model_s)
+        generator = open_generator(self._settings, keep_alive_s=self._keep_model_s)
         self._worker = generator if isinstance(generator, WorkerGenerator) else None
         self._generator = generator
 
@@ -101,8 +105,8 @@ class ModelService(Area):
         missing model is not an error here; the first index or question reports it.
         """
         try:
-            self.store  # noqa: B018
-            self.embedder  # noqa: B018
+            self._parts.store  # noqa: B018
+            self._parts.embedder  # noqa: B018
         except KnownError as exc:
             logger.info("warm-up skipped: %s", exc)
         self.prime_answer_model()
@@ -116,29 +120,29 @@ class ModelService(Area):
         own job on the model's thread, so a question asked meanwhile waits for one head at
         most. Only for the numbered-label style, whose head is the same for every question.
         Returns the number of tokens cached for the first head (answer_model_ready)."""
-        chosen = self.settings.prompt_language
+        chosen = self._settings.prompt_language
         languages = list(lang.codes()) if chosen == "auto" else [chosen]  # every registered one
 
         def prime(language: str, rest: list[str]) -> int:
-            if self.settings.citation_style != CitationStyle.LABEL or self._closing.is_set():
+            if self._settings.citation_style != CitationStyle.LABEL or self._bridge.closing.is_set():
                 return 0
-            if self.settings.answer_model == settings_mod.SERVER:
+            if self._settings.answer_model == settings_mod.SERVER:
                 return 0  # a server keeps its own cache; no network traffic at start-up
             try:
-                cached = self._prime_head(self.generator(), language, self.settings.max_tokens,
-                                          self._closing.is_set)
+                cached = self._prime_head(self.generator(), language, self._settings.max_tokens,
+                                          self._bridge.closing.is_set)
             except KnownError as exc:  # reported when the first question is asked
                 logger.info("answer model not primed: %s", exc)
                 return 0
             logger.info("answer model primed for %s: %d prompt tokens cached", language, cached)
-            if rest and not self._closing.is_set():
+            if rest and not self._bridge.closing.is_set():
                 try:
-                    self._llm_pool.submit(prime, rest[0], rest[1:])
+                    self._bridge.llm_pool.submit(prime, rest[0], rest[1:])
                 except RuntimeError:  # the pool is shutting down
                     pass
             return cached
 
-        self._ready = self._llm_pool.submit(prime, languages[0], languages[1:])
+        self._ready = self._bridge.llm_pool.submit(prime, languages[0], languages[1:])
         return self._ready
 
     def _prime_kept(self, generator: Generator, language: str, settings: Settings,
@@ -182,18 +186,18 @@ class ModelService(Area):
 
         def work(emit: Callable[[str], None], cancelled: Callable[[], bool]) -> None:
             for delta in self.generator().stream(
-                messages, max_tokens=max_tokens, temperature=self.settings.temperature,
+                messages, max_tokens=max_tokens, temperature=self._settings.temperature,
                 should_cancel=cancelled,
             ):
                 emit(delta)
 
-        async for delta in self._stream(self._llm_pool, work):
+        async for delta in self._bridge.stream(self._bridge.llm_pool, work):
             yield delta
 
     async def embedding(self, text: str, passage: bool = False) -> list[float]:
         """The embedder's vector of ``text`` read as a question (or as a passage)."""
-        embed = self.embedder.embed_passages if passage else self.embedder.embed_queries
-        vec = await self._call(self._query_pool, lambda: embed([text])[0])
+        embed = self._parts.embedder.embed_passages if passage else self._parts.embedder.embed_queries
+        vec = await self._bridge.call(self._bridge.query_pool, lambda: embed([text])[0])
         return [float(x) for x in vec]
 
     def close(self) -> None:

@@ -13,8 +13,8 @@ from desktop_app.core.errors import Cancelled
 from desktop_app.core.models import catalog as models
 from desktop_app.core.models.catalog import InstallProgress, InstallStep
 from desktop_app.core.settings import Settings
-from desktop_app.services import models_service
-from desktop_app.services.models_service import ModelInstall, check_models
+from desktop_app.services import model_install
+from desktop_app.services.model_install import ModelInstall, check_models
 from tests.ggufgen import write_gguf
 from tests.ui.fakes import FakeInstaller
 
@@ -54,15 +54,15 @@ def test_a_missing_own_model_is_not_fixed_by_installing(empty_models: Path) -> N
 
 def test_describing_a_gguf_file_gives_size_and_context(empty_models: Path) -> None:
     own = write_gguf(empty_models.parent / "own.gguf", "qwen2", 32768)
-    info = asyncio.run(models_service.describe_answer_model(str(own)))
+    info = asyncio.run(model_install.describe_answer_model(str(own)))
     assert info.installed and info.gguf is not None and info.gguf.context_length == 32768
     assert "context 32,768 tokens" in info.summary and "own.gguf" in info.summary
-    missing = asyncio.run(models_service.describe_answer_model("default"))
+    missing = asyncio.run(model_install.describe_answer_model("default"))
     assert not missing.installed and "not installed" in missing.summary and "1.1 GB" in missing.summary
     junk = empty_models.parent / "junk.gguf"
     junk.write_text("not a model")
-    assert "not a GGUF model" in asyncio.run(models_service.describe_answer_model(str(junk))).problem
-    embedder = asyncio.run(models_service.describe_embedder(str(empty_models.parent)))
+    assert "not a GGUF model" in asyncio.run(model_install.describe_answer_model(str(junk))).problem
+    embedder = asyncio.run(model_install.describe_embedder(str(empty_models.parent)))
     assert not embedder.installed and "model.onnx" in embedder.problem
 
 
