@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 
 from desktop_app.core.answer import answering
+from desktop_app.core.answer.finder import PageFinder
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.ingest.indexing import Indexer
 from desktop_app.core.library.history import annotate_staleness, export_json, export_markdown
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
-from desktop_app.core.types import AnswerFinished, AnswerStarted, SavedAnswer
+from desktop_app.core.types import AnswerFinished, AnswerQuoted, AnswerStarted, SavedAnswer
 from desktop_app.core.verdicts import Verifier
 from tests.fakes import FakeEmbedder, FakeGenerator
 from tests.pdfgen import write_pdf
@@ -232,3 +233,30 @@ def test_the_exports_keep_the_documents_own_words_with_their_source() -> None:
     assert json.loads(export_conversation([record], "json"))[0]["quotes"][0]["text"] == sentence
     assert block in export_conversation([record, dataclasses.replace(record, answer_id="a2", quotes=())])
     assert json.loads(export_json(dataclasses.replace(record, quotes=())))["quotes"] == []
+
+
+def test_the_quote_comes_before_the_first_token_is_read_first_and_is_saved(lib: Library) -> None:
+    """The answer finder's quote: sent after answer_started and before any token, its
+    sentence first in the prompt's first source, and kept with the saved answer."""
+    events: list[Any] = []
+    generator = FakeGenerator(["Within 30 days [1]."])
+    answering.answer(
+        QUESTION, retriever=Retriever(lib.store, lib.embedder), store=lib.store,
+        generator_factory=lambda _language: generator, settings=Settings(sources_per_answer=3),
+        emit=events.append, should_cancel=lambda: False, verifier=Verifier(),
+        finder=PageFinder(lib.store, None),
+    )
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("AnswerStarted") < kinds.index("AnswerQuoted") < kinds.index("TokenDelta")
+    quoted = next(e for e in events if isinstance(e, AnswerQuoted))
+    quote = quoted.quotes[0]
+    assert quote.text == "The tenant must report damage to the landlord within 30 days of discovering it."
+    started = next(e for e in events if isinstance(e, AnswerStarted))
+    assert started.sources[0].id == quote.id  # the quote's source is [1]
+    source = started.sources[0]
+    assert source.text[quote.span[0]:quote.span[1]] == quote.text
+    assert any(s <= quote.span[0] and quote.span[1] <= e for s, e in source.read)
+    prompt = generator.prompts[-1][-1]["content"]
+    assert quote.text in prompt
+    answer_id = next(e for e in events if isinstance(e, AnswerFinished)).answer_id
+    assert lib.record(answer_id).quotes == quoted.quotes
