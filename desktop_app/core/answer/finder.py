@@ -72,7 +72,6 @@ SECOND_PART_SHARE = 0.5  # a second quote must hold this share of what the first
 EMBEDDED = 8  # sentences whose meaning is weighed (the best by the other signals)
 MAX_SENTENCE_CHARS = 400  # a longer "sentence" (a run-on table, a list) is cut into pieces
 MIN_CHARS = {"latin": 20, "cjk": 6}
-MAX_HEADING_CHARS = 60  # a longer first line is a sentence broken by the page's layout
 
 
 @dataclass(frozen=True)
@@ -193,32 +192,10 @@ def gives(kind: str, sentence: str, question_numbers: Sequence[str] = (),
     return 0.0
 
 
-def _heading_cut(text: str, start: int, end: int) -> int | None:
-    """Where a sentence's leading heading line ends ("Section 4 Repairs\nThe tenant must..."):
-    a short first line with no sentence end, before a line that goes on; else None."""
-    newline = text.find("\n", start, end)
-    if newline < 0:
-        return None
-    head = text[start:newline].strip()
-    rest = text[newline + 1:end].strip()
-    least = MIN_CHARS["cjk"] if lang.CJK_CHAR.search(rest) else MIN_CHARS["latin"]
-    if not head or len(head) > MAX_HEADING_CHARS or len(rest) < least or head[-1] in ".!?。！？;；:：,，":
-        return None
-    # Only a numbered or capitalised heading: a sentence wrapped by the page's layout also
-    # breaks a short line before a capital (German nouns), and must stay whole.
-    if not (_NUMBERED_HEADING.match(head) or (head.isupper() and len(head) > 3)):
-        return None
-    return newline + 1
-
-
 def _pieces(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     for sentence in split_sentences(text, table_rows=True):
         start, end = sentence.start, sentence.end
-        cut = _heading_cut(text, start, end)
-        if cut is not None:  # the heading apart: a quote is the sentence, not its heading
-            spans.append((start, cut - 1))
-            start = cut
         while end - start > MAX_SENTENCE_CHARS:  # cut at a space near the limit
             cut = text.rfind(" ", start + MAX_SENTENCE_CHARS // 2, start + MAX_SENTENCE_CHARS)
             cut = cut if cut > start else start + MAX_SENTENCE_CHARS
@@ -316,9 +293,6 @@ def score(question: str, language: str, kind: str, found: Sequence[Candidate],
 
 
 _ASKS = re.compile(r"[?？]")
-_NUMBERED_HEADING = re.compile(
-    r"(?:\d+(?:\.\d+)*\.?\s+\S|§\s*\d|(?:Section|Article|Chapter|Part|Abschnitt|Kapitel|Artikel|Teil)\s+\d"
-    r"|第\s*[\d.一二三四五六七八九十百零〇]+\s*[章节条款])", re.IGNORECASE)
 _FRAGMENT = re.compile(r"[a-zäöüß]|[)\]};:,.]|\d+[)\]]")
 _SYMBOL = re.compile(r"[^\w\s]|\d", re.UNICODE)
 

@@ -133,11 +133,3 @@ def test_a_two_part_question_gets_a_quote_per_part() -> None:
     assert any("408 Request Timeout" in t for t in texts)
     assert any("MAY repeat the request" in t for t in texts)
 
-
-def test_a_numbered_heading_is_not_part_of_the_quote_but_a_wrapped_line_is() -> None:
-    text = ("Section 4 Repairs\nThe tenant must report damage to the\nLandlord within 30 days. "
-            "Die Nutzlast eines\nSteuerframes ist klein. 第7.11条 养护设施\n道班房主要在二、三、四级公路上设置。")
-    pieces = [text[a:b] for a, b in finder._pieces(text)]
-    assert pieces[:3] == ["Section 4 Repairs", "The tenant must report damage to the\nLandlord within 30 days.",
-                          "Die Nutzlast eines\nSteuerframes ist klein."]
-    assert "道班房主要在二、三、四级公路上设置。" in pieces
