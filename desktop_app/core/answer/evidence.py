@@ -49,13 +49,15 @@ class _Unit:
     terms: frozenset[str]
 
 
-def _units(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str, max_chars: int = MAX_UNIT_CHARS) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of ``text`` (a table row with two numeric columns is
+    one), a longer one than ``max_chars`` cut at a space near the limit."""
     spans: list[tuple[int, int]] = []
     for sentence in split_sentences(text, table_rows=True):
         start, end = sentence.start, sentence.end
-        while end - start > MAX_UNIT_CHARS:  # cut at a space near the limit
-            cut = text.rfind(" ", start + MAX_UNIT_CHARS // 2, start + MAX_UNIT_CHARS)
-            cut = cut if cut > start else start + MAX_UNIT_CHARS
+        while end - start > max_chars:  # cut at a space near the limit
+            cut = text.rfind(" ", start + max_chars // 2, start + max_chars)
+            cut = cut if cut > start else start + max_chars
             spans.append((start, cut))
             start = cut + 1 if text[cut : cut + 1] == " " else cut
         if end > start:
@@ -121,7 +123,7 @@ def select(
     for p_index, passage in enumerate(passages):
         units.append([
             _Unit(p_index, u_index, start, end, frozenset(termlib.tokenize(passage.text[start:end])))
-            for u_index, (start, end) in enumerate(_units(passage.text))
+            for u_index, (start, end) in enumerate(sentence_spans(passage.text))
         ])
     every = [u for row in units for u in row]
     if not every:

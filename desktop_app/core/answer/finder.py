@@ -33,11 +33,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from desktop_app.core.answer import evidence
 from desktop_app.core.text import anchors as anchorlib
 from desktop_app.core.text import lang
 from desktop_app.core.text import words as termlib
 from desktop_app.core.text.listing import reads_as_listing
-from desktop_app.core.text.sentences import split_sentences
 from desktop_app.core.types import Found, Passage, Quote, SourcePage, Span
 
 if TYPE_CHECKING:
@@ -193,17 +193,7 @@ def gives(kind: str, sentence: str, question_numbers: Sequence[str] = (),
 
 
 def _pieces(text: str) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    for sentence in split_sentences(text, table_rows=True):
-        start, end = sentence.start, sentence.end
-        while end - start > MAX_SENTENCE_CHARS:  # cut at a space near the limit
-            cut = text.rfind(" ", start + MAX_SENTENCE_CHARS // 2, start + MAX_SENTENCE_CHARS)
-            cut = cut if cut > start else start + MAX_SENTENCE_CHARS
-            spans.append((start, cut))
-            start = cut + 1 if text[cut:cut + 1] == " " else cut
-        if end > start and text[start:end].strip():
-            spans.append((start, end))
-    return spans
+    return [(a, b) for a, b in evidence.sentence_spans(text, MAX_SENTENCE_CHARS) if text[a:b].strip()]
 
 
 def _pages_of(passages: Sequence[Passage], pages: Sequence[SourcePage]) -> list[SourcePage]:
