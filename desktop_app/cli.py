@@ -33,6 +33,7 @@ from desktop_app.core.types import (
     AnswerCancelled,
     AnswerFailed,
     AnswerFinished,
+    AnswerQuoted,
     AnswerStarted,
     CitationFound,
     CitationStyle,
@@ -102,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--searched", default=None, metavar="TEXT",
                    help="search for TEXT instead of the question (or of what Folio made of a follow-up)")
     p.add_argument("--json", action="store_true", help="one event per line, as the facade yields them")
+    p.add_argument("--quote-only", dest="quote_only", action="store_true",
+                   help="print the document's own sentence that answers (and its source) and exit:"
+                        " no model runs, so it takes about as long as a search")
     p.add_argument("--no-keep-alive", dest="keep_alive", action="store_false",
                    help="load the model for this command only (default: kept loaded for the next"
                         " command, FOLIO_KEEP_ALIVE seconds, 300 unless set; `folio models stop` ends it)")
@@ -263,7 +267,8 @@ async def _ask(args: argparse.Namespace) -> int:
     refused = False
     try:
         async for event in kb.answers.ask(args.question, style=args.style, max_tokens=args.max_tokens,
-                                  scope=args.within, follow_up=args.follow_up, searched=args.searched):
+                                  scope=args.within, follow_up=args.follow_up, searched=args.searched,
+                                  quote_only=args.quote_only):
             if args.json:
                 _print_json(event.to_json())
                 if isinstance(event, AnswerFailed):
@@ -277,6 +282,12 @@ async def _ask(args: argparse.Namespace) -> int:
                     print(f"(searched for: {event.searched})", flush=True)
                 if event.also_searched:
                     print(f"(also searched for: {event.also_searched})", flush=True)
+            elif isinstance(event, AnswerQuoted):  # the document's own words, before the model's
+                for quote in event.quotes:
+                    source = sources.get(quote.id)
+                    where = f"{_document(source.doc_title, source.doc_path)}, {source.where}" if source else ""
+                    print(f"From the document [{quote.id}] {where}:\n  \u201c{' '.join(quote.text.split())}\u201d\n",
+                          flush=True)
             elif isinstance(event, TokenDelta):
                 print(event.text, end="", flush=True)
             elif isinstance(event, NoBasis):
@@ -297,7 +308,8 @@ async def _ask(args: argparse.Namespace) -> int:
                 if event.hallucinated:
                     print("  Not among the sources given to the model: "
                           + ", ".join(f"[{h}]" for h in event.hallucinated))
-                print(f"  (answer id {event.answer_id})")
+                if not args.quote_only:  # a quote alone is a search: nothing is saved
+                    print(f"  (answer id {event.answer_id})")
                 if getattr(args, "stats", False):
                     print(f"  {stats_line(event.stats)}")
                     if event.stats.get("first_word"):

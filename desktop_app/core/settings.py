@@ -62,6 +62,9 @@ class Settings:
     evidence_tokens: int = 280
     # Draft tokens a step by prompt lookup (core/models/generate.py); 0: off.
     prompt_lookup: int = 0
+    # "Find the passage only": show the document's own answering sentence (the answer
+    # finder, core/answer/finder.py) and its sources, and run no model.
+    quote_only: bool = False
 
     def validate(self) -> None:
         if self.citation_style not in tuple(CitationStyle):

@@ -19,11 +19,13 @@ from desktop_app.core.types import (
     ClaimVerdict,
     ExtractedDocument,
     FileRecord,
+    Found,
     GenerationStats,
     PageText,
     Passage,
     Retrieval,
     SavedAnswer,
+    SourcePage,
     Steering,
 )
 
@@ -134,6 +136,8 @@ class SearchIndex(Protocol):
 
     def load_vectors(self, model_id: str) -> tuple[np.ndarray, np.ndarray]: ...
 
+    def source_pages(self, pages: Sequence[tuple[str, int]]) -> dict[tuple[str, int], SourcePage]: ...
+
 
 class LibraryWriter(Protocol):
     """What indexing reads and writes of the library (core/library's ``Store`` implements it):
@@ -195,6 +199,14 @@ class Retriever(Protocol):
     the one language the answer stage reads."""
 
     def search(self, query: str, k: int, scope: Sequence[str] = (), language: str = "auto") -> Retrieval: ...
+
+
+class AnswerFinder(Protocol):
+    """Finds the document's own sentence that answers a question among the retrieved
+    passages' pages (core/answer/finder.py): the quotes, best first, each in the chunk that
+    holds it; none when no sentence answers surely enough."""
+
+    def find(self, question: str, language: str, passages: Sequence[Passage]) -> Found: ...
 
 
 class VerdictStream(Protocol):

@@ -63,9 +63,10 @@ class AnswersService:
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
         scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
-        replaces: str | None = None,
+        replaces: str | None = None, quote_only: bool = False,
     ) -> AsyncIterator[AnswerEvent]:
         from desktop_app.core.answer import answering
+        from desktop_app.core.answer.finder import PageFinder
         from desktop_app.core.verdicts import Verifier
 
         settings = self._settings
@@ -76,7 +77,25 @@ class AnswersService:
 
         asked = time.perf_counter()
 
+        def find_only(emit: Callable[[AnswerEvent], None]) -> None:
+            """The document's own answer without a model (Settings.quote_only, --quote-only)."""
+            try:
+                conversation, asked_within = None, tuple(str(p) for p in scope)
+                if follow_up:
+                    conversation, earlier_scope = self.conversation_of(follow_up, question, searched)
+                    asked_within = asked_within or earlier_scope
+                retriever = self._parts.retriever
+                within = self._library.within(asked_within)
+            except KnownError as exc:
+                emit(AnswerFailed(error=str(exc), known=True))
+                return
+            answering.find_only(question, retriever=retriever, finder=PageFinder(self._parts.store, self._parts.embedder),
+                                settings=settings, emit=emit, scope=within, conversation=conversation)
+
         def work(emit: Callable[[AnswerEvent], None], cancelled: Callable[[], bool]) -> None:
+            if quote_only or settings.quote_only:
+                find_only(emit)
+                return
             clock = FirstWordClock(asked)
             clock.add("model_busy_s", time.perf_counter() - asked)  # the model's thread was priming
             generator = self._models.for_answer(settings, clock, cancelled)
@@ -112,13 +131,14 @@ class AnswersService:
             answering.answer(
                 question, retriever=retriever, store=self._parts.store, generator_factory=generator,
                 settings=settings, emit=watch, should_cancel=cancelled, verifier=Verifier(), scope=within,
-                clock=clock, conversation=conversation,
+                clock=clock, conversation=conversation, finder=PageFinder(self._parts.store, self._parts.embedder),
             )
             if finished and archive.write_failures > failures and archive.answer(finished[-1]) is None:
                 problem = archive.last_failure
                 emit(AnswerFailed(error=f"This answer is shown but was not saved: {problem}", known=True))
 
-        async for event in self._bridge.stream(self._bridge.llm_pool, work):
+        pool = self._bridge.query_pool if quote_only or settings.quote_only else self._bridge.llm_pool  # no model: no wait
+        async for event in self._bridge.stream(pool, work):
             yield event
 
     async def history(self) -> list[HistoryEntry]:

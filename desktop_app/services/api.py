@@ -90,8 +90,10 @@ class AnswersAPI(Protocol):
         follow_up: str | None = None,
         searched: str | None = None,
         replaces: str | None = None,
+        quote_only: bool = False,
     ) -> AsyncIterator[AnswerEvent]:
-        """Stream the events of one answer: answer_started, token*, citation*, claim*,
+        """Stream the events of one answer: answer_started, quote (the document's own
+        answering sentence, when one answers), token*, citation*, claim*,
         answer_finished (or no_basis / failed / cancelled). With ``scope`` (files and
         folders) the question is asked within those documents only: retrieval, the
         evidence gate and the sources; answer_started and the history record the scope.

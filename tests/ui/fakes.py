@@ -1,6 +1,7 @@
 """A fake knowledge base for the window tests: indexes by listing PDFs and streams a
-scripted answer (tokens and citation events) with small asyncio sleeps; and a fake model
-installer."""
+scripted answer (the document's own quote when scripted, tokens and citation events) with
+small asyncio sleeps, or only its quote when asked to find the passage only; and a fake
+model installer."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from desktop_app.core.types import (
     AnswerCancelled,
     AnswerEvent,
     AnswerFinished,
+    AnswerQuoted,
     AnswerStarted,
     CheckEvent,
     CheckFinished,
@@ -41,8 +43,10 @@ from desktop_app.core.types import (
     IndexSummary,
     JsonObject,
     LibraryMovedAside,
+    NoBasis,
     OcrLine,
     Passage,
+    QuotePayload,
     SavedAnswer,
     SentenceCheck,
     SourcePayload,
@@ -79,6 +83,17 @@ def payload(
     )
 
 
+def quote(source: SourcePayload, sentence: str, score: float = 0.8, kind: str = "") -> QuotePayload:
+    """``sentence`` of ``source`` as the answer finder reports it: the source's own words
+    (pypdf's tabs and all; ``sentence``'s spaces match any run of white space), their span
+    in the source's text and in its page's."""
+    found = re.search(r"\s+".join(re.escape(word) for word in sentence.split()), source.text)
+    assert found is not None, f"{sentence!r} is not in source {source.id}"
+    start, end = found.span()
+    return QuotePayload(source.id, source.text[start:end], (start, end), source.doc_path, source.page,
+                        (source.char_start + start, source.char_start + end), score, kind)
+
+
 def pypdf_passage(pdf: Path, page: int, first: str, last: str) -> str:
     """The text pypdf extracts from ``first`` to the end of the line holding ``last`` on a
     page (tabs, ligatures and all)."""
@@ -95,12 +110,15 @@ class ScriptedAnswer:
     sources: list[SourcePayload]
     verdicts: list[ClaimVerdict] = field(default_factory=list)
     chunk: int = 4  # characters per token
+    quotes: list[QuotePayload] = field(default_factory=list)  # sent right after answer_started
 
     def events(self, question: str, scope: tuple[str, ...] = ()) -> list[AnswerEvent]:
         labels = {s.id: s for s in self.sources}
         events: list[AnswerEvent] = [
             AnswerStarted(question=question, sources=tuple(self.sources), answer_id="a1", scope=scope)
         ]
+        if self.quotes:
+            events.append(AnswerQuoted(tuple(self.quotes)))
         markers = [(m.group(1), m.span()) for m in MARKER.finditer(self.text)]
         reported: set[str] = set()
         emitted = 0
@@ -129,6 +147,14 @@ class ScriptedAnswer:
         events.extend(self.verdicts)
         return events
 
+    def quote_only_events(self, question: str, scope: tuple[str, ...] = ()) -> list[AnswerEvent]:
+        """As the facade finds the passage only: the sources, the quotes (or no basis when
+        there are none) and an empty finish; no model, nothing saved."""
+        found: AnswerEvent = (AnswerQuoted(tuple(self.quotes)) if self.quotes
+                              else NoBasis(reason="No sentence in the sources answers the question surely enough."))
+        return [AnswerStarted(question=question, sources=tuple(self.sources), answer_id="q1", scope=scope), found,
+                AnswerFinished(text="", citations={}, hallucinated=(), answer_id="q1")]
+
 
 def saved_record(
     question: str, script: ScriptedAnswer, answer_id: str, created_at: str = "2024-05-01 10:00:00"
@@ -152,6 +178,7 @@ def _payload(script: ScriptedAnswer, finished: AnswerFinished) -> JsonObject:
         "hallucinated": list(finished.hallucinated),
         "claims": [c.to_json() for c in script.verdicts],
         "reason": "",
+        "quotes": [q.to_json() for q in script.quotes],
     }
 
 
@@ -266,12 +293,13 @@ class FakeAnswers:
     async def ask(
         self, question: str, *, style: str | None = None, max_tokens: int | None = None,
         scope: Sequence[str | Path] = (), follow_up: str | None = None, searched: str | None = None,
-        replaces: str | None = None,
+        replaces: str | None = None, quote_only: bool = False,
     ) -> AsyncIterator[AnswerEvent]:
         self.kb._cancelled = False
         self.kb.questions.append(question)
         self.kb.follow_ups.append((follow_up, searched))
         self.kb.replaced.append(replaces)
+        self.kb.quote_only_asks.append(quote_only)
         conversation_id = follow_up or ""
         within = tuple(str(p) for p in scope)
         self.kb.scopes.append(within)
@@ -280,7 +308,8 @@ class FakeAnswers:
             if self.kb.scripted
             else ScriptedAnswer("The documents say nothing about it.", [])
         )
-        events = script.events(question, within) if within else script.events(question)
+        events = (script.quote_only_events(question, within) if quote_only
+                  else script.events(question, within) if within else script.events(question))
         for count, event in enumerate(events):
             if self.kb.pause_at is not None and count == self.kb.pause_at:
                 self.kb.paused.set()
@@ -401,6 +430,7 @@ class FakeKnowledgeBase:
         self.index_calls: list[tuple[str, dict[str, str] | None]] = []
         self.follow_ups: list[tuple[str | None, str | None]] = []  # (follow_up, searched) of each ask
         self.replaced: list[str | None] = []  # the answer each ask was asked again for
+        self.quote_only_asks: list[bool] = []  # whether each ask found the passage only
         self.questions: list[str] = []
         self.scopes: list[tuple[str, ...]] = []  # the scope each question was asked within
         self.documents_by_path: dict[str, DocumentInfo] = {}

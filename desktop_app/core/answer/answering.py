@@ -15,12 +15,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from desktop_app.core.answer import evidence, gate, prompts
+from desktop_app.core.answer import finder as finderlib
 from desktop_app.core.answer.citations import CitationResolver, SourceMap, citation_grammar
 from desktop_app.core.answer.followup import Conversation
 from desktop_app.core.answer.gate import Refusal
 from desktop_app.core.errors import Cancelled, KnownError
 from desktop_app.core.settings import Settings
-from desktop_app.core.stages import AnswerLog, Generator, Retriever, VerdictStream, Verifier
+from desktop_app.core.stages import AnswerFinder, AnswerLog, Generator, Retriever, VerdictStream, Verifier
 from desktop_app.core.text import lang
 from desktop_app.core.text.markers import strip_markers
 from desktop_app.core.types import (
@@ -28,15 +29,19 @@ from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
     AnswerFinished,
+    AnswerQuoted,
     AnswerStarted,
     AnswerStatus,
     CitationStyle,
     ClaimVerdict,
     FirstWordClock,
+    Found,
     GenerationStats,
     JsonObject,
     NoBasis,
     Passage,
+    Quote,
+    QuotePayload,
     Retrieval,
     SavedAnswer,
     SourcePayload,
@@ -81,6 +86,7 @@ def answer(
     scope: Sequence[str] = (),
     clock: FirstWordClock | None = None,
     conversation: Conversation | None = None,
+    finder: AnswerFinder | None = None,
 ) -> str:
     """Stream one answer's events into ``emit``; returns the answer id. ``generator_factory``
     is handed the question's language (decided once, by retrieval: ``Retrieval.language``)
@@ -92,7 +98,9 @@ def answer(
     answer's ``stats["first_word"]`` carries it. ``conversation``: the turns before this
     one (the prompt recalls them briefly) and the question as searched (a follow-up made
     to stand alone, core/answer/followup.py): retrieval, the gate and the evidence read
-    that one; the prompt asks ``question``."""
+    that one; the prompt asks ``question``. ``finder`` finds the document's own sentence
+    that answers (core/answer/finder.py): it is sent as ``AnswerQuoted`` before the model's
+    first token, read by the model first in its source, and saved with the answer."""
     clock = clock or FirstWordClock()
     conversation = conversation or Conversation()
     answer_id = uuid.uuid4().hex
@@ -126,9 +134,14 @@ def answer(
     except KnownError as exc:
         emit(AnswerFailed(error=str(exc), known=True))
         return answer_id
-    # Evidence, not chunks: each passage cut to the sentences that bear on the question.
+    # The document's own answering sentence, then evidence, not chunks: the quote's chunk
+    # first, each passage cut to the sentences that bear on the question, the quote always kept.
+    with clock.timing("find_s"):
+        found = finder.find(searched, language, retrieval.passages) if finder is not None else Found()
+    quotes = found.quotes
     with clock.timing("evidence_s"):
-        passages = evidence.select(searched, retrieval.passages, budget_tokens=settings.evidence_tokens)
+        passages, must = finderlib.with_quotes(retrieval.passages, found)
+        passages = evidence.select(searched, passages, budget_tokens=settings.evidence_tokens, must=must)
         full_map = SourceMap.build(passages, style)
     counted = _CountedTokens(generator.count_tokens)
     with clock.timing("pack_s"):
@@ -153,6 +166,9 @@ def answer(
                        also_searched=also_searched, scope=scope, prompt_tokens=reading,
                        estimate_s=estimate, searched=searched,
                        conversation_id=conversation.conversation_id or answer_id))
+    shown = quote_payloads(quotes, source_map)
+    if shown:  # the document's own answer, before the model reads a word
+        emit(AnswerQuoted(shown))
     try:
         with clock.timing("probe_s"):
             doubt = _model_abstains(generator, packed, settings, should_cancel)
@@ -168,7 +184,7 @@ def answer(
         emit(TokenDelta(text))
         emit(AnswerFinished(text=text, citations={}, hallucinated=(), answer_id=answer_id))
         _save(store, answer_id, question, text, style, generator.model_id, AnswerStatus.NO_BASIS, payloads, {}, (),
-              [], reason=doubt.reason, scope=scope, conversation=conversation)
+              [], reason=doubt.reason, scope=scope, conversation=conversation, quotes=shown)
         return answer_id
     started = time.perf_counter()
     try:
@@ -216,7 +232,8 @@ def answer(
     except Cancelled:
         emit(AnswerCancelled())
         _save(store, answer_id, question, resolver.tracker.text, style, generator.model_id,
-              AnswerStatus.CANCELLED, payloads, {}, (), claims, scope=scope, conversation=conversation)
+              AnswerStatus.CANCELLED, payloads, {}, (), claims, scope=scope, conversation=conversation,
+              quotes=shown)
         return answer_id
     except KnownError as exc:  # the model's process died or llama.cpp failed mid-answer
         logger.warning("answer %s ended early: %s", answer_id, exc)
@@ -225,7 +242,7 @@ def answer(
         partial = resolver.finished(answer_id=answer_id)
         _save(store, answer_id, question, partial.text, style, generator.model_id, AnswerStatus.FAILED,
               payloads, partial.citations, partial.hallucinated, claims, reason=str(exc), scope=scope,
-              conversation=conversation)
+              conversation=conversation, quotes=shown)
         return answer_id
     except Exception as exc:  # a bug inside the stream
         logger.exception("generation failed")
@@ -254,8 +271,63 @@ def answer(
                 sum(len(v) for v in finished.citations.values()))
     _save(store, answer_id, question, finished.text, style, generator.model_id, AnswerStatus.FINISHED,
           payloads, finished.citations, finished.hallucinated, claims, scope=scope, stats=finished.stats,
-          conversation=conversation)
+          conversation=conversation, quotes=shown)
     return answer_id
+
+
+def find_only(
+    question: str,
+    *,
+    retriever: Retriever,
+    finder: AnswerFinder,
+    settings: Settings,
+    emit: Callable[[AnswerEvent], None],
+    scope: Sequence[str] = (),
+    conversation: Conversation | None = None,
+) -> str:
+    """The document's own answer without a model ("find the passage only", ``folio ask
+    --quote-only``): search, the evidence gate and the answer finder, then ``AnswerStarted``
+    with the sources, ``AnswerQuoted`` when a sentence answers (else ``NoBasis``) and an
+    empty ``AnswerFinished``. Nothing is saved: it is a search, not an answer."""
+    answer_id = uuid.uuid4().hex
+    question = question.strip()
+    if not question:
+        emit(AnswerFailed(error="The question is empty.", known=True))
+        return answer_id
+    conversation = conversation or Conversation()
+    searched = conversation.searched.strip() or question
+    retrieval = retriever.search(searched, settings.sources_per_answer, scope=tuple(scope),
+                                 language=settings.prompt_language)
+    language = gate.language_of(retrieval)
+    refused = gate.refusal(retrieval)
+    found = finder.find(searched, language, retrieval.passages) if refused is None else Found()
+    quotes = found.quotes
+    passages, must = finderlib.with_quotes(retrieval.passages, found)
+    passages = evidence.select(searched, passages, budget_tokens=settings.evidence_tokens, must=must)
+    source_map = SourceMap.build(passages, settings.citation_style)
+    payloads = tuple(p for p in (source_map.payload(label) for label in source_map.labels()) if p)
+    emit(AnswerStarted(question=question, sources=payloads, answer_id=answer_id, style=str(settings.citation_style),
+                       also_searched=retrieval.expansion, scope=tuple(scope), searched=searched,
+                       conversation_id=conversation.conversation_id or answer_id))
+    shown = quote_payloads(quotes, source_map)
+    if shown:
+        emit(AnswerQuoted(shown))
+    else:
+        reason = refused.reason if refused is not None else "No sentence in the sources answers the question surely enough."
+        emit(NoBasis(reason=reason))
+    emit(AnswerFinished(text="", citations={}, hallucinated=(), answer_id=answer_id))
+    return answer_id
+
+
+def quote_payloads(quotes: Sequence[Quote], source_map: SourceMap) -> tuple[QuotePayload, ...]:
+    """The quotes as the reader sees them, each named by its source's label (a quote whose
+    source did not reach the prompt is not shown: its marker would open nothing)."""
+    labels = {p.chunk_id: label for label, p in source_map.items()}
+    return tuple(
+        QuotePayload(labels[q.source.chunk_id], q.text, q.span, q.source.doc_path, q.source.page, q.page_span,
+                     q.score, q.kind)
+        for q in quotes if q.source.chunk_id in labels
+    )
 
 
 def _repeated(seen: Counter[str], text: str, claim: ClaimVerdict) -> bool:
@@ -370,7 +442,7 @@ def _save(store: AnswerLog | None, answer_id: str, question: str, text: str, sty
           status: AnswerStatus, payloads: tuple[SourcePayload, ...], citations: Mapping[str, Sequence[Span]],
           hallucinated: tuple[str, ...], claims: list[ClaimVerdict], reason: str = "",
           scope: tuple[str, ...] = (), stats: JsonObject | None = None,
-          conversation: Conversation | None = None) -> None:
+          conversation: Conversation | None = None, quotes: tuple[QuotePayload, ...] = ()) -> None:
     if store is None:
         return
     conversation = conversation or Conversation()
@@ -379,7 +451,7 @@ def _save(store: AnswerLog | None, answer_id: str, question: str, text: str, sty
         scope=scope, conversation_id=conversation.conversation_id, sources=payloads,
         citations={k: tuple(v) for k, v in citations.items()}, hallucinated=hallucinated, claims=tuple(claims),
         reason=reason, stats=dict(stats or {}), searched=conversation.searched or question,
-        replaces=conversation.replaces or "",
+        replaces=conversation.replaces or "", quotes=quotes,
     )
     try:
         store.keep(record)

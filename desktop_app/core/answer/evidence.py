@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from desktop_app.core.text import words as termlib
@@ -49,13 +49,15 @@ class _Unit:
     terms: frozenset[str]
 
 
-def _units(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str, max_chars: int = MAX_UNIT_CHARS) -> list[tuple[int, int]]:
+    """The (start, end) of each sentence of ``text`` (a table row with two numeric columns is
+    one), a longer one than ``max_chars`` cut at a space near the limit."""
     spans: list[tuple[int, int]] = []
     for sentence in split_sentences(text, table_rows=True):
         start, end = sentence.start, sentence.end
-        while end - start > MAX_UNIT_CHARS:  # cut at a space near the limit
-            cut = text.rfind(" ", start + MAX_UNIT_CHARS // 2, start + MAX_UNIT_CHARS)
-            cut = cut if cut > start else start + MAX_UNIT_CHARS
+        while end - start > max_chars:  # cut at a space near the limit
+            cut = text.rfind(" ", start + max_chars // 2, start + max_chars)
+            cut = cut if cut > start else start + max_chars
             spans.append((start, cut))
             start = cut + 1 if text[cut : cut + 1] == " " else cut
         if end > start:
@@ -102,6 +104,7 @@ def select(
     count_tokens: Callable[[str], int] = termlib.estimate_tokens,
     context_units: int = CONTEXT_UNITS,
     context_first: bool = False,
+    must: Mapping[str, Sequence[Span]] | None = None,
 ) -> list[Passage]:
     """The passages worth reading, in their order, each with ``read`` set to the spans of
     its text that bear on ``question`` (plus context), under ``budget_tokens`` in all.
@@ -109,15 +112,18 @@ def select(
     The best unit of the best passage is always kept, whatever it costs. A budget of 0 or
     less keeps every passage whole (the old path). ``context_first`` is the order of the
     previous version (each passage's best unit with its context before any second unit),
-    kept for bench/evidence.py's comparison."""
+    kept for bench/evidence.py's comparison. ``must`` (chunk id -> spans of its text) is
+    what the model must read whatever it costs: the answer finder's quotes
+    (core/answer/finder.py), kept first, with their passages never dropped."""
     if budget_tokens <= 0 or not passages:
         return list(passages)
+    must = must or {}
     wanted = set(termlib.tokenize(question))
     units: list[list[_Unit]] = []
     for p_index, passage in enumerate(passages):
         units.append([
             _Unit(p_index, u_index, start, end, frozenset(termlib.tokenize(passage.text[start:end])))
-            for u_index, (start, end) in enumerate(_units(passage.text))
+            for u_index, (start, end) in enumerate(sentence_spans(passage.text))
         ])
     every = [u for row in units for u in row]
     if not every:
@@ -158,6 +164,12 @@ def select(
         order = [(units[0][0], 0)]
     kept: dict[int, set[int]] = {}
     spent = 0
+    for p_index, passage in enumerate(passages):  # the quotes first, whatever they cost
+        for start, end in must.get(passage.chunk_id, ()):
+            for unit in units[p_index]:
+                if unit.start < end and start < unit.end:
+                    kept.setdefault(p_index, set()).add(unit.index)
+                    spent += cost(unit)
     for unit, around in order:
         row = units[unit.passage]
         have = kept.setdefault(unit.passage, set())
@@ -175,9 +187,10 @@ def select(
             continue
         row = units[p_index]
         words = set().union(*(row[i].terms for i in chosen))
-        if out and words and len(words & given) >= DUPLICATE_CONTAINMENT * len(words):
+        quoted = list(must.get(passage.chunk_id, ()))
+        if out and words and not quoted and len(words & given) >= DUPLICATE_CONTAINMENT * len(words):
             continue  # adds nothing new
         given |= words
-        spans = _merge([(row[i].start, row[i].end) for i in chosen], passage.text)
+        spans = _merge([(row[i].start, row[i].end) for i in chosen] + quoted, passage.text)
         out.append(dataclasses.replace(passage, read=spans))
     return out

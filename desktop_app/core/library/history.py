@@ -8,7 +8,8 @@ as if the new version said the same thing.
 The exports are the audit record: the JSON names the question, the answer, each citation
 with its spans, chunk id, document sha256 and version and the verbatim passage, every
 sentence's verdict and the model; the Markdown turns markers into footnotes that quote
-the passages verbatim.
+the passages verbatim. Both keep the document's own answering sentences (the answer
+finder's quotes) as the document's words, each with its source, page and span.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from desktop_app.core.types import (
     AnswerStatus,
     ClaimVerdict,
     JsonObject,
+    QuotePayload,
     SavedAnswer,
     SourcePayload,
     SourceState,
@@ -113,6 +115,19 @@ def _cited(record: SavedAnswer, source: SourcePayload) -> JsonObject:
     }
 
 
+def _quoted(record: SavedAnswer, quote: QuotePayload) -> JsonObject:
+    """A quote as the audit record keeps it: the document's words and where they stand."""
+    source = record.source(quote.id)
+    return {
+        "id": quote.id, "text": quote.text, "span": list(quote.span),
+        "chunk_id": source.chunk_id if source else "",
+        "document": {"path": quote.doc_path, "title": source.doc_title if source else "",
+                     "sha256": source.doc_id if source else "", "state": record.state(quote.id)},
+        "page": quote.page, "page_span": list(quote.page_span),
+        "score": round(quote.score, 4), "kind": quote.kind,
+    }
+
+
 def _checked(record: SavedAnswer, claim: ClaimVerdict) -> JsonObject:
     start, end = claim.sentence_span
     ids = list(claim.ids)
@@ -144,6 +159,7 @@ def audit_record(record: SavedAnswer) -> JsonObject:
         "model_id": record.model_id,
         "citation_style": str(record.style),
         "scope": list(record.scope),  # asked within these paths (empty: everything)
+        "quotes": [_quoted(record, q) for q in record.quotes],  # the document's words, shown first
         "citations": citations,
         "hallucinated": [{"id": cid, "spans": [list(span) for span in record.citations.get(cid, ())]}
                          for cid in record.hallucinated],
@@ -178,6 +194,17 @@ def _where(source: SourcePayload) -> str:
     if source.section:
         where += f", {source.section}"
     return where
+
+
+def _quote_lines(record: SavedAnswer) -> list[str]:
+    """The document's own answering sentences, each under the source it is from."""
+    lines: list[str] = []
+    for quote in record.quotes:
+        source = record.source(quote.id)
+        where = _where(source) if source else f"`{Path(quote.doc_path).name}`, p. {quote.page}"
+        lines += [f"From the document, source [{quote.id}]: {where}", "",
+                  f"> {' '.join(quote.text.split())}", ""]
+    return lines
 
 
 def _marked(record: SavedAnswer, number: dict[str, int]) -> str:
@@ -228,6 +255,7 @@ def export_markdown(record: SavedAnswer) -> str:
     if record.status == AnswerStatus.NO_BASIS or record.reason:
         lines += [f"> **The documents hold no basis for this question — verify manually.** "
                   f"{record.reason}".rstrip(), ""]
+    lines += _quote_lines(record)
     lines += [_marked(record, number), ""]
     stale = [s for s in cited if record.state(s.id) in STATE_WORDS]
     lines += [f"> **[^{number[s.id]}] {STATE_WORDS[record.state(s.id)]}** ({Path(s.doc_path).name})" for s in stale]

@@ -22,6 +22,7 @@ from desktop_app.core.types import (
     PageQuality,
     PageText,
     Passage,
+    SourcePage,
     TextBlock,
     locate,
 )
@@ -67,6 +68,34 @@ class LibraryReading(StoreConnection):
                 locator=locate(str(r[12]), int(r[5]), label, max(1, int(r[13] or 0))),
             )
         return out
+
+    def source_pages(self, pages: Sequence[tuple[str, int]]) -> dict[tuple[str, int], SourcePage]:
+        """The whole text of each (doc_id, page) and where its chunks lie in it: what the
+        answer finder reads around a retrieved chunk (core/answer/finder.py)."""
+        wanted = list(dict.fromkeys((str(d), int(n)) for d, n in pages))
+        if not wanted:
+            return {}
+        docs, numbers = [d for d, _ in wanted], [n for _, n in wanted]
+        rows = self._query(
+            "SELECT p.doc_id, p.page, p.text FROM pages p"
+            " JOIN (SELECT unnest(?::VARCHAR[]) AS doc_id, unnest(?::INTEGER[]) AS page) w"
+            " ON w.doc_id = p.doc_id AND w.page = p.page",
+            [docs, numbers],
+        )
+        spans = self._query(
+            "SELECT c.doc_id, c.page, c.ckey, c.char_start, c.char_end FROM chunks c"
+            " JOIN (SELECT unnest(?::VARCHAR[]) AS doc_id, unnest(?::INTEGER[]) AS page) w"
+            " ON w.doc_id = c.doc_id AND w.page = c.page ORDER BY c.doc_id, c.page, c.char_start",
+            [docs, numbers],
+        )
+        chunks: dict[tuple[str, int], list[tuple[int, int, int]]] = {}
+        for doc_id, page, ckey, start, end in spans:
+            chunks.setdefault((str(doc_id), int(page)), []).append((int(ckey), int(start), int(end)))
+        return {
+            (str(doc_id), int(page)): SourcePage(str(doc_id), int(page), str(text),
+                                                 tuple(chunks.get((str(doc_id), int(page)), ())))
+            for doc_id, page, text in rows
+        }
 
     def _live_paths(self, doc_ids: Sequence[str], scope: Sequence[str] = ()) -> dict[str, str]:
         if not doc_ids:

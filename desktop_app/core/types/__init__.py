@@ -40,6 +40,7 @@ from desktop_app.core.types.events import (
     AnswerEvent,
     AnswerFailed,
     AnswerFinished,
+    AnswerQuoted,
     AnswerStarted,
     CheckEvent,
     CheckFinished,
@@ -52,6 +53,7 @@ from desktop_app.core.types.events import (
     IndexSummary,
     LibraryMovedAside,
     NoBasis,
+    QuotePayload,
     SentenceCheck,
     SourcePayload,
     TextToCheck,
@@ -71,7 +73,7 @@ from desktop_app.core.types.records import (
     claim_from_json,
     source_from_json,
 )
-from desktop_app.core.types.retrieval import Citations, Retrieval
+from desktop_app.core.types.retrieval import Citations, Found, Quote, Retrieval, SourcePage
 from desktop_app.core.types.verdicts import (
     CONFLICT_KINDS,
     LEGACY_NOT_CONFIRMED,
@@ -84,10 +86,12 @@ from desktop_app.core.types.verdicts import (
 __all__ = [
     "CONFLICT_KINDS", "DOCUMENT_SUFFIXES", "FIRST_WORD_STEP_NAMES", "FIRST_WORD_STEPS", "LEGACY_NOT_CONFIRMED", "PDF_FORMAT",
     "SECTION_SEPARATOR", "TABLE_CELL_SEPARATOR",
-    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerStarted", "AnswerStatus", "BlockKind",
-    "CheckEvent", "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict", "ConflictKind", "DocStatus", "DocumentInfo",
-    "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord", "Footnote", "FirstWordClock", "GenerationStats", "HistoryEntry",
-    "IndexEvent", "IndexProgress", "IndexSummary", "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine",
-    "PageQuality", "PageText", "Passage", "Retrieval", "SavedAnswer", "Sentence", "SentenceCheck", "SourcePayload", "SourceState", "Span", "Steering",
-    "TextBlock", "TextRun", "TextToCheck", "TokenDelta", "Verdict", "all_unsupported", "claim_from_json", "is_document_file", "is_hidden", "locate", "source_from_json",
+    "AnswerCancelled", "AnswerEvent", "AnswerFailed", "AnswerFinished", "AnswerQuoted", "AnswerStarted", "AnswerStatus",
+    "BlockKind", "CheckEvent", "CheckFinished", "Chunk", "CitationFound", "CitationStyle", "Citations", "ClaimVerdict",
+    "ConflictKind", "DocStatus", "DocumentInfo", "DocumentPart", "ExtractedDocument", "FileIndexed", "FileRecord",
+    "Footnote", "Found", "FirstWordClock", "GenerationStats", "HistoryEntry", "IndexEvent", "IndexProgress", "IndexSummary",
+    "JsonObject", "LibraryMovedAside", "NoBasis", "OcrLine", "PageQuality", "PageText", "Passage", "Quote",
+    "QuotePayload", "Retrieval", "SavedAnswer", "Sentence", "SentenceCheck", "SourcePage", "SourcePayload",
+    "SourceState", "Span", "Steering", "TextBlock", "TextRun", "TextToCheck", "TokenDelta", "Verdict",
+    "all_unsupported", "claim_from_json", "is_document_file", "is_hidden", "locate", "source_from_json",
 ]

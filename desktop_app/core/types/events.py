@@ -183,6 +183,53 @@ class AnswerStarted:
 
 
 @dataclass(frozen=True)
+class QuotePayload:
+    """The document's own sentence that answers the question (core/answer/finder.py), as
+    the reader sees it before the model writes: ``id`` is its source's label (the marker
+    that opens it), ``span`` its offsets in that source's text, ``page_span`` in its page's."""
+
+    id: str
+    text: str
+    span: Span
+    doc_path: str
+    page: int
+    page_span: Span
+    score: float = 0.0
+    kind: str = ""  # what the question asks for ("date", "amount", ...)
+
+    def to_json(self) -> JsonObject:
+        data = dataclasses.asdict(self)
+        data["span"], data["page_span"] = list(self.span), list(self.page_span)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> QuotePayload:
+        def span(key: str) -> Span:
+            value = data.get(key)
+            if isinstance(value, list | tuple) and len(value) >= 2:
+                return (int(value[0]), int(value[1]))
+            return (0, 0)
+
+        score = data.get("score")
+        page = data.get("page")
+        return cls(str(data.get("id") or ""), str(data.get("text") or ""), span("span"),
+                   str(data.get("doc_path") or ""), int(page) if isinstance(page, int | float | str) else 0,
+                   span("page_span"), float(score) if isinstance(score, int | float) else 0.0,
+                   str(data.get("kind") or ""))
+
+
+@dataclass(frozen=True)
+class AnswerQuoted:
+    """The quotes, sent after ``answer_started`` and before the model's first token."""
+
+    quotes: tuple[QuotePayload, ...]
+    event: str = field(default="quote", init=False)
+
+    def to_json(self) -> JsonObject:
+        return {"event": self.event, "quotes": [q.to_json() for q in self.quotes]}
+
+
+@dataclass(frozen=True)
 class TokenDelta:
     text: str
     event: str = field(default="token", init=False)
@@ -268,6 +315,7 @@ class AnswerCancelled:
 
 AnswerEvent = (
     AnswerStarted
+    | AnswerQuoted
     | TokenDelta
     | CitationFound
     | AnswerFinished

@@ -83,6 +83,7 @@ FIRST_WORD_STEP_NAMES: tuple[tuple[str, str], ...] = (
     ("embed_s", "question embedding"),
     ("search_s", "search"),
     ("gate_s", "gate and anchors"),  # the evidence gate and the anchors (names, numbers the question asks about)
+    ("find_s", "finding the answer"),  # the answer finder: the document's own answering sentence
     ("evidence_s", "evidence"),  # evidence selection
     ("pack_s", "prompt packing"),  # packing the prompt (pack_token_counts counts)
     ("steering_s", "steering set-up"),

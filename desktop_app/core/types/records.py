@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import cast
 
 from desktop_app.core.types.documents import PDF_FORMAT, JsonObject, SourceState, Span
-from desktop_app.core.types.events import CitationStyle, SourcePayload
+from desktop_app.core.types.events import CitationStyle, QuotePayload, SourcePayload
 from desktop_app.core.types.verdicts import ClaimVerdict, Verdict
 
 
@@ -31,7 +31,7 @@ class AnswerStatus(StrEnum):
 
 
 # The payload's keys, in the order Folio writes them ("replaces" only when set).
-_PAYLOAD_KEYS = ("sources", "citations", "hallucinated", "claims", "reason", "stats", "searched", "replaces")
+_PAYLOAD_KEYS = ("sources", "citations", "hallucinated", "claims", "reason", "stats", "searched", "replaces", "quotes")
 _SOURCE_FIELDS = {f.name for f in dataclasses.fields(SourcePayload)}
 
 
@@ -118,6 +118,7 @@ class SavedAnswer:
     stats: JsonObject = field(default_factory=dict)  # the model's figures (AnswerFinished.stats)
     searched: str = ""  # what retrieval was asked (a follow-up's standalone form)
     replaces: str = ""  # asked again with "Searched for" edited: the answer this one replaces
+    quotes: tuple[QuotePayload, ...] = ()  # the document's own answering sentences (shown first)
     extra: JsonObject = field(default_factory=dict)  # payload keys this Folio does not know
     source_states: Mapping[str, SourceState] = field(default_factory=dict)  # id -> state, as of now
 
@@ -162,6 +163,8 @@ class SavedAnswer:
         }
         if self.replaces:
             data["replaces"] = self.replaces
+        if self.quotes:
+            data["quotes"] = [q.to_json() for q in self.quotes]
         return {**data, **{k: v for k, v in self.extra.items() if k not in data}}
 
     @classmethod
@@ -184,6 +187,8 @@ class SavedAnswer:
             stats=dict(cast(JsonObject, payload.get("stats") or {})),
             searched=str(payload.get("searched") or ""),
             replaces=str(payload.get("replaces") or ""),
+            quotes=tuple(QuotePayload.from_json(q) for q in cast(list[object], payload.get("quotes") or [])
+                         if isinstance(q, dict)),
             extra={k: v for k, v in payload.items() if k not in _PAYLOAD_KEYS},
         )
 

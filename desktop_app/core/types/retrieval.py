@@ -38,3 +38,46 @@ class Retrieval:
 
 # Citations of an answer: id -> spans, or (id, span) pairs in order.
 Citations = Mapping[str, Sequence[Span]] | Sequence[tuple[str, Span]]
+
+
+@dataclass(frozen=True)
+class SourcePage:
+    """A retrieved passage's whole page (a reflowable document's part): its text and where
+    each of its chunks lies in it, so the answer finder reads every sentence of the page,
+    not only the chunk that matched, and hands the model the chunk that holds its quote."""
+
+    doc_id: str
+    page: int
+    text: str
+    chunks: tuple[tuple[int, int, int], ...] = ()  # (chunk key, char_start, char_end), in order
+
+
+@dataclass(frozen=True)
+class Quote:
+    """The document's own sentence (or two adjacent ones) that most likely answers the
+    question (core/answer/finder.py): ``source`` is the chunk that holds it, ``span`` its
+    offsets in ``source.text``."""
+
+    source: Passage
+    span: Span
+    score: float  # the finder's confidence, comparable across questions (finder.MIN_SCORE)
+    kind: str = ""  # what the question asks for ("date", "amount", ...; "" when it does not say)
+
+    @property
+    def text(self) -> str:
+        return self.source.text[self.span[0]:self.span[1]]
+
+    @property
+    def page_span(self) -> Span:
+        """The quote's offsets in its page's text."""
+        return (self.source.char_start + self.span[0], self.source.char_start + self.span[1])
+
+
+@dataclass(frozen=True)
+class Found:
+    """What the answer finder hands the evidence step: the quotes (best first; none when no
+    sentence answers surely enough) and, after the retrieved passages, the chunk that holds
+    each retrieved page's best sentence where search returned another chunk of that page."""
+
+    quotes: tuple[Quote, ...] = ()
+    more: tuple[Passage, ...] = ()

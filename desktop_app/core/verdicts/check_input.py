@@ -38,6 +38,7 @@ _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 _LIST_ITEM = re.compile(r"^(?:[-*+•]|\d{1,3}[.)])\s+")
 _QUOTE = re.compile(r"^(?:>\s?)+")
 # Lines of an exported answer that are Folio's own notes, not the answer.
+_EXPORTED_QUOTE = re.compile(r"^From the document, source \[[^\]]+\]:")  # history.py's quote block
 _EXPORT_NOTES = re.compile(
     r"^(?:Asked within:|> \*\*|\*Markers .* name no source|_Model: .*_$|Checked by Folio:)"
 )
@@ -107,6 +108,7 @@ def _blocks(raw: str) -> tuple[str, list[tuple[str, bool]], dict[str, Footnote]]
             footnotes[note[0]] = _parse_footnote(*note)
             note = None
 
+    quoting = False
     for line in lines:
         if _FENCE.match(line):
             flush()
@@ -140,6 +142,14 @@ def _blocks(raw: str) -> tuple[str, list[tuple[str, bool]], dict[str, Footnote]]
         if not stripped or _RULE.match(stripped) or _TABLE_SEPARATOR.match(stripped):
             flush()
             continue
+        if exported and _EXPORTED_QUOTE.match(stripped):
+            flush()
+            quoting = True  # the document's own words (the answer finder's quote): no claim
+            continue
+        if quoting:
+            if stripped.startswith(">"):
+                continue
+            quoting = False
         if exported and _EXPORT_NOTES.match(stripped):
             flush()
             continue

@@ -3,13 +3,16 @@
 Valid markers become ``<a href="cite:ID?turn=N">`` superscript chips with a tooltip;
 hallucinated markers are struck through in red; sentences carry a coloured underline
 for their verdict; suggested sources are chips marked "inferred by Folio" (the view
-gives them a dashed underline, which Qt's HTML subset cannot express).
+gives them a dashed underline, which Qt's HTML subset cannot express). The document's own
+answering sentences (the turn's quotes) stand under the question, above the answer, as
+quotation blocks with a left rule, each a ``quote:I?turn=N`` link to its page.
 """
 
 from __future__ import annotations
 
 from desktop_app.core.types import (
     ClaimVerdict,
+    QuotePayload,
     SourcePayload,
     SourceState,
     Verdict,
@@ -39,6 +42,8 @@ CONFLICT_WORDS = {
     "party": "it of another party",
     "condition": "it only under a condition",
 }
+QUOTE_HEADING = "From the document"
+QUOTE_ONLY_TEXT = "The document's own words: no model was asked (Settings: find the passage only)."
 LEGEND = (
     "Underline: green = supported, red = contradicted (the passage says otherwise), "
     "blue-grey = not confirmed (the cited passage does not state it), grey = no citation"
@@ -89,6 +94,7 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
         parts.append(f'<p style="color:{colours.muted}; font-size:small;">Saved answer · {esc(turn.saved_at[:16])}</p>')
     for cid, state in turn.stale_citations():
         parts.append(_stale_banner(turn, cid, state, number, colours))
+    parts.extend(quote_block(turn, index, number, colours) for index in range(len(turn.quotes)))
     if turn.no_basis:
         parts.append(
             f'<table width="100%" cellpadding="6" style="background-color:{colours.banner_bg};">'
@@ -104,7 +110,7 @@ def render_turn(turn: AnswerTurn, number: int, colours: Colours) -> str:
     body = _answer_body(turn, number, colours)
     if body:
         parts.append(f"<p>{body}</p>")
-    elif turn.state is TurnState.STREAMING:
+    elif turn.state is TurnState.STREAMING and not turn.quote_only:
         parts.append(_reading(turn, number, colours))  # gives way to the answer's first words
     parts.append(_status_line(turn, colours))
     parts.append(_source_list(turn, number, colours))
@@ -117,6 +123,55 @@ def searched_line(turn: AnswerTurn, number: int, colours: Colours) -> str:
     edit = "" if turn.state.running else f' · <a href="searched:?turn={number}">edit</a>'
     return (f'<p style="color:{colours.muted}; font-size:small;">Searched for: '
             f"<i>{esc(turn.searched)}</i>{edit}</p>")
+
+
+def quote_where(turn: AnswerTurn, quote: QuotePayload) -> tuple[str, str]:
+    """The quote's document (title, else file name) and place in it ("p. 2", "§ 4.2")."""
+    source = turn.source(quote.id)
+    if source is not None:
+        return source.doc_title or source.doc_path.rsplit("/", 1)[-1], source.where
+    return quote.doc_path.rsplit("/", 1)[-1], f"p. {quote.page}"
+
+
+def quote_name(turn: AnswerTurn, index: int) -> str:
+    """What a screen reader says of quote ``index``: "Quote from Pump Manual, p. 2: …"."""
+    quote = turn.quotes[index]
+    title, where = quote_where(turn, quote)
+    return f"Quote from {title}, {where}: {' '.join(quote.text.split())}"
+
+
+def quote_block(turn: AnswerTurn, index: int, number: int, colours: Colours) -> str:
+    """Quote ``index`` as the document's words: a left rule, "From the document · Pump
+    Manual — p. 2", the sentence in quotation marks and its source's marker, the sentence
+    and marker one link that opens the page with the sentence highlighted."""
+    quote = turn.quotes[index]
+    source = turn.source(quote.id)
+    title, where = quote_where(turn, quote)
+    place = source_line(source, 90) if source is not None else f"{title} — {where}"
+    words = f"“{plain(' '.join(quote.text.split()))}”"
+    if source is not None:
+        chip = (f'<span style="background-color:{colours.chip_bg}; color:{colours.chip_fg}; font-weight: 600;">'
+                f"&nbsp;{esc(turn.chip_label(quote.id))}&nbsp;</span>")
+        words = (f'<a href="quote:{index}?turn={number}" title="{esc(quote_name(turn, index))}" '
+                 f'style="text-decoration: none; color:{colours.text};">{words}&#8201;{chip}</a>')
+    return (
+        '<table width="100%" cellspacing="0" cellpadding="0" style="margin-top: 4px; margin-bottom: 4px;"><tr>'
+        f'<td width="4" style="background-color:{colours.quote_rule};"></td>'
+        f'<td style="background-color:{colours.quote_bg}; padding: 6px 10px;">'
+        f'<span style="color:{colours.muted}; font-size: small;">{esc(QUOTE_HEADING)} · {esc(place)}</span>'
+        f"<br/>{words}</td></tr></table>"
+    )
+
+
+def link_name(turn: AnswerTurn, scheme: str, target: str) -> str:
+    """What a screen reader says of a link of ``turn`` ("" for a link it needs no name for)."""
+    if scheme == "quote" and target.isdigit() and int(target) < len(turn.quotes):
+        return quote_name(turn, int(target))
+    source = turn.source(target) if scheme in ("cite", "source") else None
+    if source is None:
+        return ""
+    kind = "Citation" if scheme == "cite" else "Source"
+    return f"{kind} {turn.chip_label(target)}: {source_line(source)}"
 
 
 def _stale_banner(turn: AnswerTurn, cid: str, state: SourceState, number: int, colours: Colours) -> str:
@@ -172,6 +227,10 @@ def _reading(turn: AnswerTurn, number: int, colours: Colours) -> str:
 
 
 def _status_line(turn: AnswerTurn, colours: Colours) -> str:
+    if turn.quote_only and turn.state.running:  # no model: a search, then the finder
+        return f'<p style="color:{colours.muted};"><i>Finding the passage that answers… (Esc stops)</i></p>'
+    if turn.quote_only and turn.state is TurnState.FINISHED and turn.quotes:
+        return f'<p style="color:{colours.muted}; font-size:small;">{esc(QUOTE_ONLY_TEXT)}</p>'
     if turn.state is TurnState.WAITING:
         # Retrieval takes milliseconds; the wait is the model reading the passages.
         return (f'<p style="color:{colours.muted};"><i>Finding the passages; the model reads them'
@@ -325,7 +384,7 @@ def _source_list(turn: AnswerTurn, number: int, colours: Colours) -> str:
     for source in sources:
         is_cited = source.id in cited
         style = "" if is_cited else f' style="color:{colours.muted};"'
-        note = "" if is_cited or turn.state.running else " <i>(not cited)</i>"
+        note = "" if is_cited or turn.state.running or turn.quote_only else " <i>(not cited)</i>"
         rows.append(
             f'<a href="source:{esc(source.id)}?turn={number}" title="{esc(citation_tooltip(source))}"'
             f'{style}>[{esc(turn.chip_label(source.id))}] {esc(source_line(source, 90))}</a>{note}'

@@ -2,11 +2,12 @@
 
 The conversation pane keeps one :class:`AnswerTurn` per question and feeds it every event
 of the stream; rendering (``answer_html``) and export (``export``) read from it. The turn
-never parses model text: markers, verdicts and sources all come from events.
+never parses model text: markers, verdicts, quotes and sources all come from events.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -16,11 +17,13 @@ from desktop_app.core.types import (
     AnswerEvent,
     AnswerFailed,
     AnswerFinished,
+    AnswerQuoted,
     AnswerStarted,
     CitationFound,
     CitationStyle,
     ClaimVerdict,
     NoBasis,
+    QuotePayload,
     SourcePayload,
     SourceState,
     Span,
@@ -92,6 +95,12 @@ class AnswerTurn:
     # may edit it and search again) and the conversation the answer belongs to.
     searched: str = ""
     conversation_id: str = ""
+    # The document's own answering sentences (AnswerQuoted), shown above the answer from
+    # before the model's first word; a later AnswerQuoted replaces them.
+    quotes: tuple[QuotePayload, ...] = ()
+    # Asked with "find the passage only" (Settings.quote_only): no model writes, the turn
+    # is its quotes and sources. Nothing is saved, so it is no answer to follow up.
+    quote_only: bool = False
 
     # ------------------------------------------------------------------ events
 
@@ -108,6 +117,8 @@ class AnswerTurn:
             self.estimate_s = event.estimate_s
             self.searched = event.searched or self.question
             self.conversation_id = event.conversation_id or event.answer_id
+        elif isinstance(event, AnswerQuoted):
+            self.quotes = tuple(event.quotes)
         elif isinstance(event, TokenDelta):
             self.state = TurnState.STREAMING
             self.text += event.text
@@ -164,6 +175,8 @@ class AnswerTurn:
             self.markers = [
                 Marker(m.id, m.span, False) if m.id == cid else m for m in self.markers
             ]
+        if not self.text and self.quotes and not self.markers and not event.stats:
+            self.quote_only = True  # no model ran: the passage alone was asked for (the facade's settings)
         self.state = TurnState.NO_BASIS if self.no_basis and not self.text else TurnState.FINISHED
 
     # ------------------------------------------------------------------ queries
@@ -177,6 +190,24 @@ class AnswerTurn:
             if source.id == cid:
                 return source
         return None
+
+    def quote_source(self, index: int) -> SourcePayload | None:
+        """Quote ``index``'s source narrowed to the quote: opening it highlights the quoted
+        sentence(s) alone, not the whole chunk. The source as it is when the quote cannot
+        be placed in it (a record saved by another Folio); None for no such quote."""
+        if not 0 <= index < len(self.quotes):
+            return None
+        quote = self.quotes[index]
+        source = self.source(quote.id)
+        if source is None:
+            return None
+        span = quote_span(source, quote)
+        if span is None:
+            return source
+        start, end = span
+        text = source.text[start:end]
+        return dataclasses.replace(source, text=text, char_start=source.char_start + start,
+                                   char_end=source.char_start + end, read=((0, len(text)),))
 
     def source_by_chunk(self, chunk_id: str) -> SourcePayload | None:
         for source in [*self.cited.values(), *self.sources]:
@@ -255,3 +286,17 @@ class AnswerTurn:
             if source is not None:
                 spans = [(int(a), int(b)) for a, b in source.read]
         return spans
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def quote_span(source: SourcePayload, quote: QuotePayload) -> Span | None:
+    """Where ``quote`` lies in ``source.text``: its own span when that holds its words, else
+    where its words are found; None when neither (its words are no longer in the source)."""
+    start, end = int(quote.span[0]), int(quote.span[1])
+    if 0 <= start < end <= len(source.text) and _flat(source.text[start:end]) == _flat(quote.text):
+        return (start, end)
+    found = source.text.find(quote.text) if quote.text.strip() else -1
+    return (found, found + len(quote.text)) if found >= 0 else None

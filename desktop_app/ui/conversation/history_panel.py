@@ -2,9 +2,10 @@
 into the conversation pane, delete one after a confirmation.
 
 A reopened answer is rendered from its saved record (text, citation markers, verdicts,
-sources), never re-generated. The record says, as of now, whether each source is current,
-changed or removed; the conversation shows a banner per stale citation, and clicking a
-chip still goes through the viewer's own check, which never highlights a changed file.
+quotes, sources), never re-generated. The record says, as of now, whether each source is
+current, changed or removed; the conversation shows a banner per stale citation, and
+clicking a chip still goes through the viewer's own check, which never highlights a
+changed file.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def turn_from_record(record: SavedAnswer) -> AnswerTurn:
         scope=record.scope,
         searched=record.asked,
         conversation_id=record.conversation,
+        quotes=tuple(record.quotes),
     )
     for cid, spans in record.citations.items():
         for span in spans:

@@ -2,7 +2,9 @@
 
 Each valid marker becomes a footnote reference; each footnote names the document, page,
 section and quotes the passage verbatim, so the export stands on its own as a record of
-what the answer rested on. Hallucinated markers are kept, struck through, and listed.
+what the answer rested on. Hallucinated markers are kept, struck through, and listed. The
+document's own answering sentences (the turn's quotes) come first, as block quotes under
+the source they are from.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from desktop_app.core.types import Verdict
-from desktop_app.ui.conversation.answer_html import NO_BASIS_TEXT, VERDICT_WORDS
+from desktop_app.ui.conversation.answer_html import (
+    NO_BASIS_TEXT,
+    QUOTE_HEADING,
+    QUOTE_ONLY_TEXT,
+    VERDICT_WORDS,
+    quote_where,
+)
 from desktop_app.ui.conversation.answer_turn import AnswerTurn, TurnState
 
 
@@ -30,6 +38,7 @@ def turn_to_markdown(turn: AnswerTurn, now: datetime | None = None) -> str:
         out += [f"Searched for: {turn.searched.strip()}", ""]
     if turn.no_basis:
         out += [f"> **{NO_BASIS_TEXT}.** {turn.no_basis}", ""]
+    out += _quotes(turn)
     body: list[str] = []
     position = 0
     for cluster in turn.clusters():
@@ -87,6 +96,19 @@ def conversation_to_markdown(turns: Sequence[AnswerTurn], now: datetime | None =
         text = re.sub(r"\[\^(\d+)\]", rf"[^{number}.\1]", turn_to_markdown(turn, now))
         parts.append(text.replace("# ", f"# {number}. ", 1))
     return "\n---\n\n".join(parts)
+
+
+def _quotes(turn: AnswerTurn) -> list[str]:
+    """The document's own answering sentences, each a block quote under its source."""
+    out: list[str] = []
+    for quote in turn.quotes:
+        title, where = quote_where(turn, quote)
+        name = quote.doc_path.rsplit("/", 1)[-1]
+        out += [f"{QUOTE_HEADING}, source [{turn.chip_label(quote.id)}]: {title}, {where} (`{name}`)", "",
+                f"> {' '.join(quote.text.split())}", ""]
+    if out and turn.quote_only and not turn.text:
+        out += [f"*{QUOTE_ONLY_TEXT}*", ""]
+    return out
 
 
 def _verdict_lines(turn: AnswerTurn) -> list[str]:

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from desktop_app.core.types import AnswerEvent
-from desktop_app.ui.conversation.answer_html import render_history, render_turn
+from desktop_app.ui.conversation.answer_html import link_name, render_history, render_turn
 from desktop_app.ui.conversation.answer_turn import AnswerTurn
 from desktop_app.ui.qt.rich_text import esc
 from desktop_app.ui.qt.theme import colours_for, icon
@@ -39,6 +39,9 @@ from desktop_app.ui.qt.theme import colours_for, icon
 logger = logging.getLogger(__name__)
 
 FRAME_MS = 33  # re-render at most ~30 times a second while streaming
+ANSWERS_NAME = "Answers"
+ANSWERS_DESCRIPTION = ("Answers with citation chips and quotes from the documents: Tab moves between them,"
+                       " Enter opens one; F8 opens the next citation")
 WELCOME = (
     "<p style='color:{muted};'>Open a folder of documents (<b>Ctrl+O</b>, or drop it on the window), "
     "then ask a question below. Answers cite their sources with numbered chips: click one to "
@@ -71,6 +74,19 @@ class QuestionEdit(QPlainTextEdit):
         if key == Qt.Key.Key_Backspace and not self.toPlainText():
             self.backspace_when_empty.emit()
         super().keyPressEvent(event)
+
+
+class AnswerBrowser(QTextBrowser):
+    """The answers' rich text; ``link_focused`` names the link Tab (Shift+Tab) moved to
+    ("" when focus left the links), which QTextBrowser's ``highlighted`` only does for the mouse."""
+
+    link_focused = Signal(str)  # the href of the link the keyboard selected
+
+    def focusNextPrevChild(self, forward: bool) -> bool:  # noqa: N802 (Qt override)
+        moved = super().focusNextPrevChild(forward)
+        cursor = self.textCursor()
+        self.link_focused.emit(cursor.charFormat().anchorHref() if cursor.hasSelection() else "")
+        return moved
 
 
 class ScopeChip(QFrame):
@@ -167,6 +183,7 @@ class ConversationPane(QWidget):
     new_conversation_requested = Signal()
     stop_requested = Signal()
     citation_clicked = Signal(int, str)  # turn index, citation id
+    quote_clicked = Signal(int, int)  # turn index, quote index (the document's own words)
     source_clicked = Signal(int, str)  # turn index, source id
     suggestion_clicked = Signal(int, str)  # turn index, chunk id
     scope_changed = Signal(tuple)  # the paths questions are asked within (empty: all)
@@ -175,14 +192,13 @@ class ConversationPane(QWidget):
         super().__init__(parent)
         self.turns: list[AnswerTurn] = []
         self._cache: dict[int, tuple[int, str]] = {}  # turn -> (revision, html)
-        self.browser = QTextBrowser(self)
+        self.browser = AnswerBrowser(self)
         self.browser.setOpenLinks(False)
         self.browser.setOpenExternalLinks(False)
-        self.browser.setAccessibleName("Answers")
-        self.browser.setAccessibleDescription(
-            "Answers with citation chips: Tab moves between chips, Enter opens one; F8 opens the next citation"
-        )
+        self.browser.setAccessibleName(ANSWERS_NAME)
+        self.browser.setAccessibleDescription(ANSWERS_DESCRIPTION)
         self.browser.anchorClicked.connect(self.handle_anchor)
+        self.browser.link_focused.connect(self._announce_link)
         self.browser.viewport().installEventFilter(self)
         self.question = QuestionEdit(self)
         self.question.setAccessibleName("Question")
@@ -263,8 +279,9 @@ class ConversationPane(QWidget):
 
     # ------------------------------------------------------------------ turns (continued)
 
-    def start_turn(self, question: str, scope: tuple[str, ...] = (), scope_label: str = "") -> AnswerTurn:
-        turn = AnswerTurn(question=question, scope=scope, scope_label=scope_label)
+    def start_turn(self, question: str, scope: tuple[str, ...] = (), scope_label: str = "",
+                   quote_only: bool = False) -> AnswerTurn:
+        turn = AnswerTurn(question=question, scope=scope, scope_label=scope_label, quote_only=quote_only)
         self.turns.append(turn)
         self.question.clear()
         self.set_busy(True)
@@ -394,6 +411,9 @@ class ConversationPane(QWidget):
             return
         if scheme == "cite":
             self.citation_clicked.emit(turn, target)
+        elif scheme == "quote":
+            if target.isdigit():
+                self.quote_clicked.emit(turn, int(target))
         elif scheme == "source":
             self.source_clicked.emit(turn, target)
         elif scheme == "suggest":
@@ -404,6 +424,15 @@ class ConversationPane(QWidget):
             self.edit_searched(turn)
         else:
             logger.info("ignored link %s", url.toString())
+
+    def _announce_link(self, href: str) -> None:
+        """Tab reached a link: the answers take its name ("Quote from Pump Manual, p. 2: …",
+        "Citation 1: …") for a screen reader to say; "Answers" again once off the links."""
+        url = QUrl(href)
+        query = url.query()
+        turn = int(query.split("=", 1)[1]) if query.startswith("turn=") and query[5:].isdigit() else -1
+        name = link_name(self.turns[turn], url.scheme(), url.path()) if 0 <= turn < len(self.turns) else ""
+        self.browser.setAccessibleName(name or ANSWERS_NAME)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
         # Show the tooltip of the chip under the mouse (the ``title`` of a marker).

@@ -24,6 +24,8 @@ class Colours:
     banner_bg: str = "#fff4d6"
     banner_fg: str = "#6b4b00"
     question_bg: str = "#eef1f5"
+    quote_bg: str = "#f7f4ec"  # the document's own words (answer_html's quote block)
+    quote_rule: str = "#b08d3c"
     supported: str = "#2e7d32"
     not_confirmed: str = "#5b7fa6"  # neutral: neither green nor red, nor the uncited grey
     contradicted: str = "#c62828"
@@ -50,6 +52,8 @@ DARK = Colours(
     banner_bg="#4a3b12",
     banner_fg="#ffe2a0",
     question_bg="#2d3137",
+    quote_bg="#2f2c25",
+    quote_rule="#c9a45a",
     supported="#66bb6a",
     not_confirmed="#8fb3d9",
     contradicted="#ff6b6b",

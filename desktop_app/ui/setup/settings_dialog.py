@@ -3,9 +3,9 @@
 Every field of the issue list is here: answer model (default / small / any GGUF file, with
 its size and context length read from the file's header), embedder (default / an ONNX
 folder; changing it offers to re-embed the library), citation style, sources per answer,
-max tokens, temperature, CPU threads, judge, prompt language and the data folder. Invalid
-choices are refused with the reason ``Settings.validate`` gives; the dialog stays open so
-the user can fix them.
+max tokens, temperature, CPU threads, judge, "find the passage only" (no model), prompt
+language and the data folder. Invalid choices are refused with the reason
+``Settings.validate`` gives; the dialog stays open so the user can fix them.
 """
 
 from __future__ import annotations
@@ -96,6 +96,14 @@ class SettingsDialog(QDialog):
             " their figures: docs/evaluation.md); the underline changes in place. Each"
             " question takes about 2-3 s on two cores (bench/verdicts.py); answers are cached"
             " per sentence and passage. Off: the rule checks alone.")
+        self.quote_only = QCheckBox("Find the passage only (no model)", self)
+        self.quote_only.setChecked(self.current.quote_only)
+        self.quote_only.setAccessibleName("Find the passage only, no model")
+        self.quote_only.setToolTip(
+            "Each question shows the sentence of your documents that answers it, in the document's"
+            " own words with its page (click it to see it highlighted), and its sources; no model"
+            " writes an answer. About as quick as a search, and it works with no model installed."
+            " When no sentence answers surely enough, Folio says so instead of showing a weak one.")
         self.ocr = QCheckBox("Read scanned pages with OCR when indexing (about 3 s a page)", self)
         self.ocr.setChecked(self.current.ocr)
         self.ocr.setAccessibleName("Read scanned pages with OCR")
@@ -117,6 +125,7 @@ class SettingsDialog(QDialog):
             ("Citation style", self.style), ("Sources per answer", self.sources),
             ("Max answer tokens", self.max_tokens), ("Temperature", self.temperature),
             ("CPU threads", self.threads), ("Prompt language", self.language), ("", self.judge),
+            ("", self.quote_only),
         ], stretch=False)  # fmt: skip
         storage = self._group("Storage", [("Data folder", data_row), ("", self.ocr)])
         note = QLabel("Changes apply to the next question. Models stay in Folio's models folder.", self)
@@ -376,6 +385,7 @@ class SettingsDialog(QDialog):
             temperature=round(self.temperature.value(), 3),
             threads=self.threads.value(),
             judge=self.judge.isChecked(),
+            quote_only=self.quote_only.isChecked(),
             prompt_language=self.language.currentData(),
             data_dir=self.data_dir.text().strip(),
             ocr=self.ocr.isChecked(),

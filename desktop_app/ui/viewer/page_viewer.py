@@ -170,6 +170,12 @@ class PageViewer(QWidget):
         """Whether the document view (not the PDF page) is shown."""
         return self.stack.currentWidget() is self.document_view
 
+    @property
+    def passage_span(self) -> Span | None:
+        """Where the passage last asked for lies in its page's text (what a highlight marks:
+        a cited chunk, or a quote's sentence alone); None before any."""
+        return (self._source.char_start, self._source.char_end) if self._source is not None else None
+
     def page(self) -> int:
         """The 1-based page (or part of a reflowable document) shown."""
         if self.reflowing:

@@ -1,7 +1,8 @@
 """The main window's answer flow: asking (the answer task; a question continues the
 conversation shown, "New conversation" starts another, "Searched for" can be edited and
 searched again), checking a text, reopening a conversation from the history, following
-its citations to the page (F8), and exporting it.
+its citations and quotes to the page (F8), and exporting it. With "find the passage only"
+(Settings.quote_only) a question runs no model: the turn shows the document's own words.
 
 A mixin of :class:`~desktop_app.ui.window.main_window.MainWindow`, which builds the widgets
 named below and provides ``show_status``, ``report`` and ``update_actions``.
@@ -44,6 +45,7 @@ class AnswerMixin:
     viewer: PageViewer
     history: HistoryPanel
     citations: CitationCursor
+    quote_only: bool  # Settings.quote_only as last saved: questions find the passage only
 
     def ask_from_box(self) -> asyncio.Task[AnswerTurn] | None:
         """Edit ▸ Ask (Ctrl+Enter): ask what the question box holds."""
@@ -59,7 +61,8 @@ class AnswerMixin:
         turn ``before``); "" when the conversation is new."""
         turns = self.conversation.turns if before is None else self.conversation.turns[:before]
         for turn in reversed(turns):
-            if turn.answer_id and not turn.state.running and turn.conversation_id:
+            # A passage found without a model is not saved: nothing to follow up.
+            if turn.answer_id and not turn.state.running and turn.conversation_id and not turn.quote_only:
                 return turn.answer_id
         return ""
 
@@ -74,7 +77,7 @@ class AnswerMixin:
         scope = self.conversation.scope
         context = (self.follow_up_id() if follow_up is None else follow_up, searched, replaces)
         if previous is None:
-            turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
+            turn = self.conversation.start_turn(question, scope, self.conversation.scope_label, self.quote_only)
             self.ask_task = asyncio.ensure_future(self._ask(question, turn, scope, context))
         else:  # the last answer is written and only its checks run: stop them, then ask
             self.show_status("Stopped checking the last answer; asking the next question.")
@@ -103,7 +106,7 @@ class AnswerMixin:
         question, replaces = turns[index].question, ""
         follow_up = self.follow_up_id(before=index)
         if index == len(turns) - 1:
-            replaces = turns[index].answer_id
+            replaces = "" if turns[index].quote_only else turns[index].answer_id  # was it saved?
             self.conversation.remove_turn(index)
         return self.ask(question, searched=searched, follow_up=follow_up, replaces=replaces)
 
@@ -119,7 +122,7 @@ class AnswerMixin:
         previous.cancel()  # the facade's flag stops the judge before its next question
         with contextlib.suppress(asyncio.CancelledError):
             await previous
-        turn = self.conversation.start_turn(question, scope, self.conversation.scope_label)
+        turn = self.conversation.start_turn(question, scope, self.conversation.scope_label, self.quote_only)
         return await self._ask(question, turn, scope, context)
 
     async def _ask(self, question: str, turn: AnswerTurn, scope: tuple[str, ...] = (),
@@ -128,7 +131,7 @@ class AnswerMixin:
         follow_up, searched, replaces = context
         try:
             async for event in self.kb.answers.ask(question, scope=scope, follow_up=follow_up or None, searched=searched,
-                                           replaces=replaces or None):
+                                                   replaces=replaces or None, quote_only=turn.quote_only):
                 self.conversation.apply(event)
                 if isinstance(event, AnswerFinished):
                     self.update_actions()  # the next question may be asked while checks run
@@ -200,6 +203,16 @@ class AnswerMixin:
         self.citations.clicked(self.conversation.turns, turn_index, cid)  # F8 goes on from here
         self.tasks.spawn(self.show_citation(source, turn.support_spans(cid)), f"cite {cid}")
 
+    def _on_quote_clicked(self, turn_index: int, index: int) -> None:
+        """A quote (the document's own words) opens its page with the quoted sentence(s)
+        highlighted, not the whole passage its marker opens."""
+        turn = self.conversation.turns[turn_index]
+        source = turn.quote_source(index)
+        if source is None:
+            self.show_status("This quote's source is not among the answer's sources.")
+            return
+        self.tasks.spawn(self.show_citation(source, list(source.read)), f"quote {index}")
+
     def step_citation(self, direction: int) -> SourcePayload | None:
         """F8 / Shift+F8: open the next (+1) or previous (-1) cited passage of the answer."""
         turns = self.conversation.turns
@@ -245,7 +258,7 @@ class AnswerMixin:
 
     def _exportable_turn(self) -> AnswerTurn | None:
         for turn in reversed(self.conversation.turns):
-            if not turn.state.running and (turn.text or turn.no_basis):
+            if not turn.state.running and (turn.text or turn.no_basis or turn.quotes):
                 return turn
         return None
 
@@ -255,7 +268,7 @@ class AnswerMixin:
         turn = self._exportable_turn()
         if turn is None:
             raise KnownError("There is no finished answer to export yet.")
-        turns = [t for t in self.conversation.turns if not t.state.running and (t.text or t.no_basis)
+        turns = [t for t in self.conversation.turns if not t.state.running and (t.text or t.no_basis or t.quotes)
                  and t.conversation_id and t.conversation_id == turn.conversation_id] or [turn]
         target = Path(path)
         target.write_text(conversation_to_markdown(turns), encoding="utf-8")

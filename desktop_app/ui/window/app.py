@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--open-citation", metavar="N", type=int,
         help="open citation N of the answer (1 = first cited; falls back to source N)",
     )
+    parser.add_argument("--open-quote", metavar="N", type=int,
+                        help="open the answer's quote N (the document's own sentence), its sentence highlighted")
     parser.add_argument("--check", metavar="FILE", type=Path,
                         help="check this text's sentences against the library (File ▸ Check a Text…)")
     parser.add_argument("--screenshot", metavar="FILE.png", help="save a picture of the window")
@@ -79,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the window; ``argv`` are the arguments without the program name."""
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     configure_logging(args.verbose)
+    if args.open_quote is not None and args.open_quote < 1:
+        print("folio: --open-quote counts from 1", file=sys.stderr)
+        return 2
     if args.open_citation is not None and args.open_citation < 1:
         print("folio: --open-citation counts from 1", file=sys.stderr)
         return 2
@@ -143,12 +148,14 @@ async def _run(args: argparse.Namespace, holder: list[object]) -> int:
     code = 0
     try:
         plan = AutomationPlan(
-            folder=args.path if (args.ask or args.open_citation or args.screenshot or args.within or args.check) else None,
+            folder=args.path if (args.ask or args.open_citation or args.screenshot or args.within or args.check
+                                 or args.open_quote) else None,
             question=args.ask,
             citation=args.open_citation,
             screenshot=args.screenshot,
             within=tuple(args.within),
             check=str(args.check) if args.check else None,
+            quote=args.open_quote,
         )
         if not plan.empty:
             code = await run_plan(window, plan)

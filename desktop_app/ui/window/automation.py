@@ -35,13 +35,15 @@ class AutomationPlan:
     screenshot: str | None = None
     within: tuple[str, ...] = ()  # ask within these files or folders
     check: str | None = None  # a text file to check (File ▸ Check a Text…)
+    quote: int | None = None  # open the answer's quote N (the document's own sentence), 1 = first
     index_timeout_s: float = 3600.0
     answer_timeout_s: float = 1800.0
     render_timeout_s: float = 30.0
 
     @property
     def empty(self) -> bool:
-        return not (self.folder or self.question or self.citation or self.screenshot or self.check)
+        return not (self.folder or self.question or self.citation or self.screenshot or self.check
+                    or self.quote)
 
 
 async def run_plan(window: MainWindow, plan: AutomationPlan, err: TextIO | None = None) -> int:
@@ -82,6 +84,8 @@ async def _run(window: MainWindow, plan: AutomationPlan) -> None:
         await _check(window, plan)
     if plan.citation is not None:
         await _open_citation(window, plan)
+    if plan.quote is not None:
+        await _open_quote(window, plan)
     # Let queued repaints and the scroll-into-view run before the grab.
     await asyncio.sleep(0.1)
 
@@ -158,6 +162,28 @@ async def _open_citation(window: MainWindow, plan: AutomationPlan) -> None:
     if not highlighted:
         raise AutomationError(f"the cited passage was not highlighted: {window.viewer.note}")
     logger.info("citation %d opened: %s p. %d", plan.citation, source.doc_path, source.page)
+
+
+async def _open_quote(window: MainWindow, plan: AutomationPlan) -> None:
+    assert plan.quote is not None
+    turn = window.conversation.current_turn()
+    if turn is None:
+        raise AutomationError("--open-quote needs an answer: give --ask too")
+    source = turn.quote_source(plan.quote - 1)
+    if source is None:
+        raise AutomationError(f"the answer has no quote {plan.quote} ({len(turn.quotes)} quoted)")
+    waiter = SignalWaiter(window.viewer.settled)
+    try:
+        highlighted = await window.show_citation(source, list(source.read))
+        await waiter.wait(plan.render_timeout_s)
+    except TimeoutError:
+        raise AutomationError(f"page {source.page} of {source.doc_path} did not render within "
+                              f"{plan.render_timeout_s:.0f} s") from None
+    finally:
+        waiter.close()
+    if not highlighted:
+        raise AutomationError(f"the quoted sentence was not highlighted: {window.viewer.note}")
+    logger.info("quote %d opened: %s p. %d", plan.quote, source.doc_path, source.page)
 
 
 def save_screenshot(window: MainWindow, path: str) -> Path:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from desktop_app.core import paths
 from desktop_app.core.errors import KnownError
+from desktop_app.core.settings import Settings
 from desktop_app.core.types import IndexSummary
 from desktop_app.services.api import KnowledgeBaseAPI
 from desktop_app.ui.conversation.answer_turn import AnswerTurn
@@ -97,6 +98,7 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         self.library_banner.retry_requested.connect(self.check_library)
         self.setup = ModelSetup(self, self, self.first_run)
         self.kb_factory: Callable[[], KnowledgeBaseAPI] | None = None  # rebuilds the facade
+        self.quote_only = self.setup.settings().quote_only  # find the passage only: no model
         self.citations = CitationCursor()
         middle = QWidget(self)
         column = QVBoxLayout(middle)
@@ -131,6 +133,7 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
         self.conversation.searched_editor.research_requested.connect(self.search_again)
         self.conversation.stop_requested.connect(self.stop)
         self.conversation.citation_clicked.connect(self._on_citation_clicked)
+        self.conversation.quote_clicked.connect(self._on_quote_clicked)
         self.conversation.source_clicked.connect(self._on_citation_clicked)
         self.conversation.suggestion_clicked.connect(self._on_suggestion_clicked)
         self.progress.cancel_requested.connect(self.stop)
@@ -247,6 +250,8 @@ class MainWindow(FolderDropMixin, LibraryMixin, AnswerMixin, QMainWindow):
 
     def _settings_saved(self, settings: object, reembed: bool = False) -> None:
         self.show_status("Settings saved.")
+        if isinstance(settings, Settings):
+            self.quote_only = settings.quote_only
         self.settings_saved.emit(settings)
         self.tasks.spawn(self.setup.apply_settings(reembed), "apply settings")
 

@@ -6,6 +6,7 @@ generator, and the saved record is exported; then the file changes and disappear
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -15,13 +16,14 @@ from typing import Any
 import pytest
 
 from desktop_app.core.answer import answering
+from desktop_app.core.answer.finder import PageFinder
 from desktop_app.core.ids import sha256_file
 from desktop_app.core.ingest.indexing import Indexer
 from desktop_app.core.library.history import annotate_staleness, export_json, export_markdown
 from desktop_app.core.library.store import Store
 from desktop_app.core.search.retrieve import Retriever
 from desktop_app.core.settings import Settings
-from desktop_app.core.types import AnswerFinished, AnswerStarted, SavedAnswer
+from desktop_app.core.types import AnswerFinished, AnswerQuoted, AnswerStarted, SavedAnswer
 from desktop_app.core.verdicts import Verifier
 from tests.fakes import FakeEmbedder, FakeGenerator
 from tests.pdfgen import write_pdf
@@ -203,3 +205,59 @@ def test_the_record_keeps_the_models_stats_and_what_it_read(lib: Library) -> Non
     record = lib.record(finished.answer_id)
     assert record.stats == finished.stats
     assert all(s.read for s in record.sources)
+
+
+def test_the_exports_keep_the_documents_own_words_with_their_source() -> None:
+    from desktop_app.core.library.history import export_conversation
+    from desktop_app.core.types import QuotePayload, SourcePayload
+
+    text = "Section 4 Repairs\nThe tenant must report damage to the landlord within 30 days of discovering it."
+    sentence = "The tenant must report damage to the landlord within 30 days of discovering it."
+    start = text.index(sentence)
+    source = SourcePayload(id="1", chunk_id="lease:2:0", doc_id="f" * 64, doc_path="/docs/lease.pdf",
+                           doc_title="Residential Lease", page=2, page_label="2", section="Section 4 Repairs",
+                           text=text, char_start=10, char_end=10 + len(text))
+    quoted = QuotePayload("1", sentence, (start, start + len(sentence)), "/docs/lease.pdf", 2,
+                          (10 + start, 10 + start + len(sentence)), 0.83, "duration")
+    record = SavedAnswer(answer_id="a1", question=QUESTION, text="Within 30 days [1].", sources=(source,),
+                         citations={"1": ((15, 18),)}, quotes=(quoted,), created_at="2024-05-01 10:00:00")
+    audit = json.loads(export_json(record))
+    (kept,) = audit["quotes"]
+    assert kept["text"] == sentence and kept["id"] == "1" and kept["chunk_id"] == "lease:2:0"
+    assert kept["document"]["path"] == "/docs/lease.pdf" and kept["document"]["sha256"] == "f" * 64
+    assert kept["page"] == 2 and kept["span"] == [start, start + len(sentence)]
+    assert kept["page_span"] == [10 + start, 10 + start + len(sentence)] and kept["kind"] == "duration"
+    markdown = export_markdown(record)
+    block = f"From the document, source [1]: Residential Lease (`lease.pdf`), p. 2, Section 4 Repairs\n\n> {sentence}\n"
+    assert block in markdown and markdown.index(sentence) < markdown.index("Within 30 days")
+    assert json.loads(export_conversation([record], "json"))[0]["quotes"][0]["text"] == sentence
+    assert block in export_conversation([record, dataclasses.replace(record, answer_id="a2", quotes=())])
+    assert json.loads(export_json(dataclasses.replace(record, quotes=())))["quotes"] == []
+
+
+def test_the_quote_comes_before_the_first_token_is_read_first_and_is_saved(lib: Library) -> None:
+    """The answer finder's quote: sent after answer_started and before any token, its
+    sentence first in the prompt's first source, and kept with the saved answer."""
+    events: list[Any] = []
+    generator = FakeGenerator(["Within 30 days [1]."])
+    answering.answer(
+        QUESTION, retriever=Retriever(lib.store, lib.embedder), store=lib.store,
+        generator_factory=lambda _language: generator, settings=Settings(sources_per_answer=3),
+        emit=events.append, should_cancel=lambda: False, verifier=Verifier(),
+        finder=PageFinder(lib.store, None),
+    )
+    kinds = [type(e).__name__ for e in events]
+    assert kinds.index("AnswerStarted") < kinds.index("AnswerQuoted") < kinds.index("TokenDelta")
+    quoted = next(e for e in events if isinstance(e, AnswerQuoted))
+    quote = quoted.quotes[0]
+    # The sentence, with the heading line the extractor put before it.
+    assert quote.text.endswith("The tenant must report damage to the landlord within 30 days of discovering it.")
+    started = next(e for e in events if isinstance(e, AnswerStarted))
+    assert started.sources[0].id == quote.id  # the quote's source is [1]
+    source = started.sources[0]
+    assert source.text[quote.span[0]:quote.span[1]] == quote.text
+    assert any(s <= quote.span[0] and quote.span[1] <= e for s, e in source.read)
+    prompt = generator.prompts[-1][-1]["content"]
+    assert " ".join(quote.text.split()) in prompt  # the prompt joins its lines
+    answer_id = next(e for e in events if isinstance(e, AnswerFinished)).answer_id
+    assert lib.record(answer_id).quotes == quoted.quotes

@@ -123,3 +123,18 @@ def test_a_new_embedder_offers_to_re_embed_and_the_window_does_it(window, fake_k
     run(until(lambda: replacement.reindex_calls == 1 and window.index_task.done(), what="re-embedding"))
     assert window.kb is replacement and fake_kb.closed
     assert window.status_label.text() == "The library is re-embedded with the new embedder."
+
+
+def test_find_the_passage_only_round_trips_and_says_what_it_does(window, run) -> None:  # noqa: ANN001
+    dialog = window.show_settings()
+    box = dialog.quote_only
+    assert box.text() == "Find the passage only (no model)" and not box.isChecked()
+    assert "no model" in box.toolTip() and "own words" in box.toolTip()
+    box.setChecked(True)
+    assert dialog.try_save()
+    assert settings_store.load().quote_only and window.quote_only
+    again = window.show_settings()
+    assert again.quote_only.isChecked()
+    again.quote_only.setChecked(False)
+    assert again.try_save()
+    assert not settings_store.load().quote_only and not window.quote_only

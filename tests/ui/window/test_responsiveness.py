@@ -97,11 +97,11 @@ HOLD_LIMIT_S = 600.0  # a hold never outlives a test that failed before letting 
 
 
 class HeldIndexing:
-    """Wraps the real embedder's ``embed_passages``, which only the indexer calls (a question
-    is embedded with ``embed_queries``): the indexer's calls after the first ``passing`` wait
-    at the hold (``held`` set) until ``release`` is set. The indexer runs on the facade's
-    index thread, so waiting there holds that run between two batches, as a slow embedder
-    would, and nothing on the GUI thread."""
+    """Wraps the real embedder's ``embed_passages``: the indexer's calls after the first
+    ``passing`` wait at the hold (``held`` set) until ``release`` is set. Only calls on the
+    facade's index thread are held (the answer finder embeds sentences on the answer's
+    thread, which must go on to the first token), so waiting there holds that run between
+    two batches, as a slow embedder would, and nothing on the GUI thread."""
 
     def __init__(self, embed_passages: Callable[[Sequence[str]], Any], passing: int = 1) -> None:
         self._embed = embed_passages
@@ -111,6 +111,8 @@ class HeldIndexing:
         self.release = threading.Event()
 
     def __call__(self, texts: Sequence[str]) -> Any:
+        if not threading.current_thread().name.startswith("folio-index"):
+            return self._embed(texts)
         self.calls += 1
         if self.calls > self._passing and not self.release.is_set():
             self.held.set()

@@ -64,4 +64,21 @@ LEXICON = Lexicon(
                 r"seine?[rsmn]?", r"dessen", r"deren", r"dafür", r"dazu", r"davon", r"damit", r"darin",
                 r"darauf", r"darüber", r"dabei", r"dagegen", r"einer(?=\s*[?.!])",
                 r"welche[rs]?(?=\s+(?:hat|haben|ist|sind|gibt)\b)"),
+    asks={
+        "date": (r"wann", r"bis wann", r"seit wann", r"an welchem (?:tag|datum)", r"in welchem jahr",
+                 r"welche[sm]? (?:datum|jahr|tag|monat)", r"zu welchem zeitpunkt"),
+        "amount": (r"wie (?:viel|viele|lange|gro(?:ß|ss)|hoch|weit|oft|alt|schnell|breit|tief|schwer)",
+                   r"wieviele?", r"welche[rn]? (?:betrag|anzahl|preis|gebühr|anteil|höhe|wert|summe)",
+                   r"was kostet", r"was kosten", r"(?:größte|kleinste|höchste|maximale|minimale|höchstens|mindestens)"),
+        "name": (r"wer", r"wem", r"wen", r"wessen", r"von wem",
+                 r"welche[rsmn]? (?:firma|unternehmen|person|autor|behörde|gericht|partei|land|stadt|bank)"),
+        "reason": (r"warum", r"weshalb", r"wieso", r"aus welchem grund"),
+        "definition": (r"was (?:ist|sind|bedeutet|bedeuten|versteht man unter|bezeichnet)", r"definiere",
+                       r"was heißt"),
+        "yesno": (r"^(?:ist|sind|war|waren|hat|haben|hatte|kann|können|darf|dürfen|muss|müssen|soll|sollte|wird|werden|gibt)",),
+    },
+    gives={
+        "reason": (r"weil", r"da", r"denn", r"aufgrund", r"wegen", r"daher", r"deshalb", r"damit", r"grund"),
+        "definition": (r"bezeichnet", r"bedeutet", r"versteht man", r"heißt", r"ist eine?", r"sind", r"nennt man"),
+    },
 )

@@ -157,4 +157,24 @@ LEXICON = Lexicon(
     # little else (followup.MAX_REFERRING_TERMS).
     references=(r"that one", r"this one", r"it", r"its", r"itself", r"they", r"them", r"their", r"he", r"him",
                 r"his", r"she", r"her", r"(?:that|this|these|those)(?=\s*[?.!]|\s*$)"),
+    asks={
+        "date": (r"when", r"what (?:date|day|year|month|time)", r"by what (?:date|time)", r"which (?:date|day|year|month)",
+                 r"how long ago", r"until when", r"since when", r"in what year"),
+        "amount": (r"how (?:much|many|long|large|big|high|far|often|old|fast|wide|tall|deep|heavy)",
+                   r"what (?:amount|number|percentage|share|proportion|rate|price|fee|cost|size|value|total|length|limit|maximum|minimum)",
+                   r"which (?:number|percentage|port|value)",
+                   r"(?:largest|smallest|maximum|minimum|highest|lowest|longest|shortest|most|least)"),
+        "name": (r"who(?:m|se)?", r"which (?:company|firm|person|people|organi[sz]ation|agency|author|party|country|city|state|court|bank)",
+                 r"what (?:company|firm|organi[sz]ation|agency|body|name)", r"whom"),
+        "reason": (r"why", r"for what reason", r"what (?:is|was) the reason", r"what causes?"),
+        "definition": (r"what (?:is|are|does|do) (?:an? |the )?\w+(?: \w+)? (?:mean|stand for|refer to)",
+                       r"define", r"what is meant by", r"what does .{1,40} mean"),
+        "yesno": (r"^(?:is|are|was|were|does|do|did|can|could|may|might|must|should|shall|will|would|has|have|had)",),
+    },
+    gives={
+        "reason": (r"because", r"since", r"due to", r"as a result of", r"owing to", r"so that", r"in order to",
+                   r"caused by", r"therefore", r"thus", r"reason"),
+        "definition": (r"means?", r"is defined as", r"are defined as", r"refers? to", r"stands? for", r"is called",
+                       r"denotes?", r"shall mean", r"is an?", r"are"),
+    },
 )

@@ -92,3 +92,11 @@ class Lexicon:
     follow_up_closers: Patterns = ()  # ... or close one ("呢"), matched before the final "?"
     references: Patterns = ()  # point back at what was just asked ("it", "dafür", "这家公司")
     interrogatives: Patterns = ()  # ask but name nothing: not part of a question's topic ("是什么")
+
+    # -- what a question asks for, and the sentences that give it (answer/finder.py)
+    # kind -> the words that ask for it: "date" ("when", "bis wann", "何时"), "amount" ("how
+    # many", "wie viel", "多少"), "name" ("who", "wer", "谁"), "reason" ("why", "warum", "为什么"),
+    # "definition" ("what is", "was ist", "是什么"), "yesno" (a question opening with a verb).
+    asks: Mapping[str, Patterns] = field(default_factory=dict)
+    # kind -> the words of a sentence that gives it: "reason" ("because"), "definition" ("means")
+    gives: Mapping[str, Patterns] = field(default_factory=dict)
