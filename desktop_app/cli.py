@@ -25,28 +25,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from desktop_app import __version__, cli_verify
+from desktop_app import __version__, cli_ask, cli_verify
 from desktop_app.core import logs
 from desktop_app.core import settings as settings_mod
 from desktop_app.core.errors import KnownError
 from desktop_app.core.types import (
-    AnswerCancelled,
-    AnswerFailed,
-    AnswerFinished,
-    AnswerQuoted,
-    AnswerStarted,
-    CitationFound,
     CitationStyle,
-    ClaimVerdict,
     FileIndexed,
     HistoryEntry,
     IndexProgress,
     IndexSummary,
     LibraryMovedAside,
-    NoBasis,
-    TokenDelta,
 )
-from desktop_app.services.answer_stats import first_word_line, stats_line
 
 logger = logging.getLogger(__name__)
 
@@ -256,85 +246,12 @@ async def _search(args: argparse.Namespace) -> int:
     for i, p in enumerate(results, 1):
         section = f" · {p.section}" if p.section else ""
         snippet = " ".join(p.text.split())[:200]
-        print(f"{i}. {_document(p.doc_title, p.doc_path)} {p.where}{section}  ({p.score:.4f})\n   {snippet}")
+        print(f"{i}. {cli_ask.document_name(p.doc_title, p.doc_path)} {p.where}{section}  ({p.score:.4f})\n   {snippet}")
     return 0
 
 
 async def _ask(args: argparse.Namespace) -> int:
-    kb = _knowledge_base(args)
-    sources: dict[str, Any] = {}
-    failed = 0
-    refused = False
-    try:
-        async for event in kb.answers.ask(args.question, style=args.style, max_tokens=args.max_tokens,
-                                  scope=args.within, follow_up=args.follow_up, searched=args.searched,
-                                  quote_only=args.quote_only):
-            if args.json:
-                _print_json(event.to_json())
-                if isinstance(event, AnswerFailed):
-                    failed = 2 if event.known else max(failed, 1)
-                continue
-            if isinstance(event, AnswerStarted):
-                sources = {s.id: s for s in event.sources}
-                if event.scope:
-                    print(f"(asked within: {', '.join(event.scope)})", flush=True)
-                if event.searched and event.searched != event.question:
-                    print(f"(searched for: {event.searched})", flush=True)
-                if event.also_searched:
-                    print(f"(also searched for: {event.also_searched})", flush=True)
-            elif isinstance(event, AnswerQuoted):  # the document's own words, before the model's
-                for quote in event.quotes:
-                    source = sources.get(quote.id)
-                    where = f"{_document(source.doc_title, source.doc_path)}, {source.where}" if source else ""
-                    print(f"From the document [{quote.id}] {where}:\n  \u201c{' '.join(quote.text.split())}\u201d\n",
-                          flush=True)
-            elif isinstance(event, TokenDelta):
-                print(event.text, end="", flush=True)
-            elif isinstance(event, NoBasis):
-                refused = True
-                print(f"\n[no basis] {event.reason}")
-            elif isinstance(event, AnswerFinished):
-                print()
-                cited = [cid for cid in event.citations if cid in sources]
-                if cited:
-                    print("\nSources:")
-                elif refused and sources:  # the passages the refusal was decided on
-                    print("\nPassages read:")
-                    cited = list(sources)
-                for cid in cited:
-                    s = sources[cid]
-                    section = f", {s.section}" if s.section else ""
-                    print(f"  [{cid}] {_document(s.doc_title, s.doc_path)}, {s.where}{section}")
-                if event.hallucinated:
-                    print("  Not among the sources given to the model: "
-                          + ", ".join(f"[{h}]" for h in event.hallucinated))
-                if not args.quote_only:  # a quote alone is a search: nothing is saved
-                    print(f"  (answer id {event.answer_id})")
-                if getattr(args, "stats", False):
-                    print(f"  {stats_line(event.stats)}")
-                    if event.stats.get("first_word"):
-                        print(f"  {first_word_line(event.stats)}")
-            elif isinstance(event, ClaimVerdict):
-                pass
-            elif isinstance(event, CitationFound):
-                pass
-            elif isinstance(event, AnswerFailed):
-                print(f"\nfolio: {event.error}", file=sys.stderr)
-                # The environment's fault (a model that cannot load or crashed): 2, as for
-                # every KnownError; a bug: 1.
-                failed = 2 if event.known else max(failed, 1)
-            elif isinstance(event, AnswerCancelled):
-                print("\n(stopped)")
-    finally:
-        await kb.close()
-    return failed
-
-
-def _document(title: str, path: str) -> str:
-    """"Hypertext Transfer Protocol -- HTTP/1.1 (en_rfc2616_http11.pdf)": the title and the
-    file's name (the name alone when the title is the name)."""
-    name = Path(path).name
-    return f"{title} ({name})" if title and title != Path(path).stem else name
+    return await cli_ask.run(args, _knowledge_base)
 
 
 async def _reindex(args: argparse.Namespace) -> int:
