@@ -104,23 +104,29 @@ class Finding:
     more: tuple[Passage, ...] = ()  # each page's best sentence's chunk, where search returned another
 
 
+@lang.compiled
+def _asking() -> dict[tuple[str, str], re.Pattern[str]]:
+    """Each language's pattern for each kind a question asks for (lexicon ``asks``); a Latin
+    language's yes/no question opens with its verb."""
+    out: dict[tuple[str, str], re.Pattern[str]] = {}
+    for lexicon in lang.all_lexicons():
+        for kind in KINDS:
+            entries = [e for e in lexicon.asks.get(kind, ()) if e]
+            if entries:
+                body = "|".join(entries)
+                pattern = rf"(?:{body})" if lexicon.script == "cjk" else rf"\b(?:{body})\b"
+                if kind == "yesno" and lexicon.script != "cjk":
+                    pattern = rf"^(?:{body})\b"
+                out[(lexicon.code, kind)] = re.compile(pattern, re.IGNORECASE)
+    return out
+
+
 def question_kind(question: str, language: str) -> str:
     """What ``question`` asks for: one of :data:`KINDS`, or "" when its words do not say."""
-    lexicon = lang.get(language) or lang.get(lang.DEFAULT)
-    if lexicon is None:
-        return ""
+    code = language if lang.get(language) is not None else lang.DEFAULT
+    patterns = _asking()
     text = question.strip()
-    for kind in KINDS:
-        entries = [e for e in lexicon.asks.get(kind, ()) if e]
-        if not entries:
-            continue
-        body = "|".join(entries)
-        pattern = rf"(?:{body})" if lexicon.script == "cjk" else rf"\b(?:{body})\b"
-        if kind == "yesno" and lexicon.script != "cjk":
-            pattern = rf"^(?:{body})\b"
-        if re.search(pattern, text, re.IGNORECASE):
-            return kind
-    return ""
+    return next((kind for kind in KINDS if (code, kind) in patterns and patterns[(code, kind)].search(text)), "")
 
 
 _YEAR = re.compile(r"(?<!\d)(?:1[5-9]\d\d|20\d\d)(?!\d)")
@@ -176,8 +182,7 @@ def gives(kind: str, sentence: str, question_numbers: Sequence[str] = (),
     if kind == "date":
         return 1.0 if _YEAR.search(sentence) or _NUMERIC_DATE.search(sentence) or _months().search(sentence) else -1.0
     if kind == "amount":
-        numbers = [m.group() for m in _DIGIT.finditer(sentence)]
-        if not numbers and not _numerals().search(sentence):
+        if not _DIGIT.search(sentence) and not _numerals().search(sentence):
             return -1.0
         if _counts_a_term(sentence, wanted, question_numbers):
             return 1.0
@@ -275,9 +280,8 @@ def score(question: str, language: str, kind: str, found: Sequence[Candidate],
         cosines = list(meaning(question, [c.text for c in head]))
         if cosines:
             middle = sorted(cosines)[len(cosines) // 2]
-            for c, cos in zip(head, cosines, strict=True):
-                c.features["meaning"] = cos - middle
-            head = [dataclasses.replace(c, score=_total(c.features)) for c in head]
+            head = [dataclasses.replace(c, features=(f := {**c.features, "meaning": cos - middle}), score=_total(f))
+                    for c, cos in zip(head, cosines, strict=True)]
             scored = sorted(head, key=lambda c: -c.score) + scored[EMBEDDED:]
     return scored
 
@@ -321,7 +325,7 @@ def _parts(question: str, language: str) -> bool:
     return re.search(joined, question, re.IGNORECASE) is not None
 
 
-def choose(question: str, language: str, kind: str, ranked: Sequence[Candidate], pages: Sequence[SourcePage],
+def choose(question: str, language: str, ranked: Sequence[Candidate],
            min_score: float = MIN_SCORE) -> list[tuple[int, int, int, float]]:
     """The quotes as (page index, start, end, score) in page offsets, best first."""
     if not ranked or ranked[0].score < min_score:
@@ -359,7 +363,7 @@ def find(question: str, language: str, passages: Sequence[Passage], pages: Seque
     found = candidates(question, passages, ordered)
     ranked = score(question, language, kind, found, meaning)
     quotes: list[Quote] = []
-    for p_index, start, end, value in choose(question, language, kind, ranked, ordered, min_score):
+    for p_index, start, end, value in choose(question, language, ranked, min_score):
         page = ordered[p_index]
         source = source_of(page, start, end) or _passage_on(passages, page, start, end)
         if source is None:
@@ -397,17 +401,10 @@ def _passage_on(passages: Sequence[Passage], page: SourcePage, start: int, end: 
 def chunk_holding(page: SourcePage, start: int, end: int) -> int | None:
     """The key of ``page``'s chunk that holds ``start:end`` whole (else the one that holds
     the most of it)."""
-    best: tuple[int, int] | None = None
-    for ckey, c_start, c_end in page.chunks:
-        overlap = min(end, c_end) - max(start, c_start)
-        if overlap <= 0:
-            continue
-        whole = c_start <= start and end <= c_end
-        rank = (1 if whole else 0, overlap)
-        if best is None or rank > (best[0], best[1]):
-            best = (rank[0], overlap)
-            chosen = ckey
-    return chosen if best is not None else None
+    overlaps = [((c_start <= start and end <= c_end), min(end, c_end) - max(start, c_start), ckey)
+                for ckey, c_start, c_end in page.chunks]
+    held = [o for o in overlaps if o[1] > 0]
+    return max(held, key=lambda o: (o[0], o[1]))[2] if held else None
 
 
 def with_quotes(passages: Sequence[Passage], found: Found) -> tuple[list[Passage], dict[str, tuple[Span, ...]]]:
